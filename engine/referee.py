@@ -1,0 +1,119 @@
+"""The referee: one stream of observations and button events in, one verdict out per item.
+
+Shared by ``referee replay`` and the appliance loop: it infers, applies accepted moves and events,
+and reports the scores and turn after each item. Pure: it takes parsed JSON objects, not files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .core import (
+    AMBIGUOUS,
+    EVENT,
+    MOVE,
+    Event,
+    FormatError,
+    Game,
+    Verdict,
+)
+from .games import new_game
+
+START_OPTIONS = ("players", "teams", "first", "scoring")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A verdict with the game's situation right after it (what a screen or a log shows)."""
+
+    verdict: Verdict
+    scores: dict[str, int]
+    to_move: str | None
+    over: bool
+    winner: str | None
+    score_change: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object ``referee replay --json`` prints for one input line."""
+        v = self.verdict
+        return {
+            "verdict": v.kind,
+            "move": str(v.move) if v.move is not None else None,
+            "reason": v.reason or None,
+            "cells": list(v.cells),
+            "candidates": [str(m) for m in v.candidates],
+            "event": v.event.name if v.event is not None else None,
+            "score_change": self.score_change,
+            "scores": self.scores,
+            "to_move": self.to_move,
+            "over": self.over,
+            "winner": self.winner,
+        }
+
+
+class Referee:
+    """Feeds items to a game, creating a new one on every ``start`` event."""
+
+    def __init__(self, game_name: str, **options: Any) -> None:
+        self.game_name = game_name
+        self.defaults = {k: v for k, v in options.items() if v is not None}
+        self.game: Game = new_game(game_name, **self.defaults)
+
+    def feed(self, item: Any) -> Outcome:
+        """Judge one parsed JSON item (observation or event) and apply it when accepted."""
+        if not isinstance(item, Mapping):
+            return self._outcome(Verdict.ambiguous("not a JSON object"))
+        try:
+            if "event" in item:
+                return self._event(Event.from_json(item))
+            obs = self.game.observation_from_json(item)
+        except FormatError as exc:
+            return self._outcome(Verdict.ambiguous(f"unreadable: {exc}"))
+        verdict = self.game.infer(obs)
+        change: dict[str, int] = {}
+        if verdict.kind == MOVE and verdict.move is not None:
+            change = self.game.play(verdict.move)
+        return self._outcome(verdict, change)
+
+    def _event(self, event: Event) -> Outcome:
+        if event.name == "start":
+            options = dict(self.defaults)
+            options.update({k: event.data[k] for k in START_OPTIONS if k in event.data})
+            if event.player is not None and "first" not in event.data:
+                options["first"] = event.player
+            try:
+                game = new_game(self.game_name, **options)
+            except FormatError as exc:
+                return self._outcome(Verdict.illegal(f"cannot start: {exc}"))
+            self.game = game
+            return self._outcome(Verdict(EVENT, event=event))
+        before = self.game.scores
+        verdict = self.game.handle(event)
+        after = self.game.scores
+        change = {p: after[p] - before.get(p, 0) for p in after if after[p] != before.get(p, 0)}
+        return self._outcome(verdict, change if verdict.kind == EVENT else {})
+
+    def _outcome(self, verdict: Verdict, change: dict[str, int] | None = None) -> Outcome:
+        g = self.game
+        return Outcome(verdict, g.scores, g.to_move, g.is_over, g.winner, change or {})
+
+
+def describe(outcome: Outcome) -> str:
+    """One human-readable line for an outcome (the plain ``referee replay`` output)."""
+    v = outcome.verdict
+    if v.kind == MOVE:
+        head = f"move {v.move}"
+    elif v.kind == EVENT and v.event is not None:
+        head = f"event {v.event.name}"
+    elif v.kind == AMBIGUOUS:
+        head = f"AMBIGUOUS: {v.reason}"
+    elif v.kind == "illegal":
+        head = f"ILLEGAL: {v.reason}"
+    else:
+        head = "no change" + (f" ({v.reason})" if v.reason else "")
+    gained = "".join(f" {p}{d:+d}" for p, d in outcome.score_change.items())
+    scores = " ".join(f"{p}={s}" for p, s in outcome.scores.items())
+    tail = f"game over, winner: {outcome.winner}" if outcome.over else f"to move: {outcome.to_move}"
+    return f"{head}{gained} | {scores} | {tail}"

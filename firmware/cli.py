@@ -1,0 +1,80 @@
+"""The ``referee`` command line. Each sub-command lives in a small function; heavy imports
+(OpenCV, luma, gpiozero) happen inside the commands that need them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine import GAMES, FormatError, Referee, game_class
+from engine.referee import describe
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    """List the games the referee knows."""
+    for name in GAMES:
+        print(f"{name:12s} {game_class(name).description}")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Feed a JSON Lines file of observations and events through the engine."""
+    try:
+        referee = Referee(args.game, players=args.players)
+    except FormatError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
+    try:
+        lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        print(f"referee: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    outcome = None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            item = f"line {number} is not JSON ({exc.msg})"
+        outcome = referee.feed(item)
+        if args.json:
+            print(json.dumps(outcome.to_json()), flush=True)
+        else:
+            print(f"{number:4d}  {describe(outcome)}", flush=True)
+    if not args.json:
+        game = referee.game
+        scores = ", ".join(f"{p} {s}" for p, s in game.scores.items())
+        state = f"winner: {game.winner}" if game.is_over else f"not over, {game.to_move} to move"
+        print(f"result: {scores}; {state}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``referee`` argument parser with every sub-command."""
+    parser = argparse.ArgumentParser(prog="referee", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("games", help="list the games the referee knows")
+    p.set_defaults(func=cmd_games)
+
+    p = sub.add_parser("replay", help="judge a JSON Lines file of observations and events")
+    p.add_argument("file")
+    p.add_argument("--game", required=True, choices=list(GAMES))
+    p.add_argument("--players", type=int, default=None, help="number of players (Spectrangle)")
+    p.add_argument("--json", action="store_true", help="one JSON object per input line")
+    p.set_defaults(func=cmd_replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``referee`` console script."""
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""OpenCV vision: find the board, rectify it, read every cell, and wait for hands to leave."""
