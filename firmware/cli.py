@@ -53,6 +53,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a benchmark and print its figures (``--json``: one JSON object)."""
+    if args.target == "engine":
+        from engine.bench import BENCH_GAMES, bench_game
+
+        names = [args.game] if args.game else list(BENCH_GAMES)
+        results = {}
+        for name in names:
+            result = bench_game(name, games=args.games, seconds=args.seconds)
+            results[name] = result.to_json()
+            if not args.json:
+                print(
+                    f"{name:12s} infer median {result.infer_ms_median:7.3f} ms "
+                    f"(p95 {result.infer_ms_p95:.3f} ms, {result.observations} observations)  "
+                    f"{result.playouts_per_s:8.1f} playouts/s",
+                    flush=True,
+                )
+        if args.json:
+            print(json.dumps({"games": results}))
+        return 0
+    print(f"referee: unknown benchmark {args.target!r}", file=sys.stderr)
+    return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``referee`` argument parser with every sub-command."""
     parser = argparse.ArgumentParser(prog="referee", description=__doc__.splitlines()[0])
@@ -67,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=None, help="number of players (Spectrangle)")
     p.add_argument("--json", action="store_true", help="one JSON object per input line")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
+    p.add_argument("target", choices=["engine"])
+    p.add_argument("--game", choices=list(GAMES), help="only this game")
+    p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
+    p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
