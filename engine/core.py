@@ -244,6 +244,17 @@ class Game(ABC):
         """Moves and accepted events since the start, oldest first."""
         return tuple(action for action, _ in self._history)
 
+    def changes_after(self, move: Move) -> dict[str, Content]:
+        """Cell name -> new content for the cells ``move`` would change (the state is kept).
+
+        The vision decoder scores every legal move by these cells; games may override this
+        with something faster than play/view/undo."""
+        before = self.view()
+        self.play(move)
+        after = self.view()
+        self.undo()
+        return {name: c for name, c in after.items() if c != before[name]}
+
     def copy(self) -> Game:
         """An independent copy (history included)."""
         return copy.deepcopy(self)

@@ -77,6 +77,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 2
 
 
+def _lazy(module: str, name: str):
+    """A command that imports its module only when it runs (keeps ``referee`` start-up light)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from importlib import import_module
+
+        return getattr(import_module(module), name)(args)
+
+    return run
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``referee`` argument parser with every sub-command."""
     parser = argparse.ArgumentParser(prog="referee", description=__doc__.splitlines()[0])
@@ -91,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=None, help="number of players (Spectrangle)")
     p.add_argument("--json", action="store_true", help="one JSON object per input line")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("demo", help="a simulated game night of every game, no hardware needed")
+    p.add_argument("--game", choices=list(GAMES), help="only this game")
+    p.add_argument("--seed", type=int, default=7, help="seed of the scripted games")
+    p.add_argument("--quiet", action="store_true", help="only the final scores")
+    p.set_defaults(func=_lazy("firmware.demo", "cmd_demo"))
 
     p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
     p.add_argument("target", choices=["engine"])

@@ -1,0 +1,123 @@
+"""Scripted games for the simulated game night: what the players do, step by step.
+
+A script is a seeded random legal game of one game, told as the stream the referee would get:
+the board after each move (as an observation object of the spec) and the button events (pass,
+exchange). Somewhere in the middle a player makes an illegal placement, which the referee must
+flag, and then puts the board right and plays a legal move instead.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import ILLEGAL, Event, Game, new_game
+from engine.core import FormatError
+from engine.grid import parse_square, square_name
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing the players do: put the board in a state (``board``) or press a button."""
+
+    item: dict[str, Any]
+    expect: str
+    note: str = ""
+
+    @property
+    def is_event(self) -> bool:
+        """True for a button press."""
+        return "event" in self.item
+
+
+@dataclass
+class Script:
+    """A whole scripted game and the options it was started with."""
+
+    game: str
+    options: dict[str, Any]
+    steps: list[Step] = field(default_factory=list)
+
+
+def _board(game: Game, view: dict[str, Any]) -> dict[str, Any]:
+    return {"game": game.name, "cells": {n: game.cell_to_json(c) for n, c in view.items()}}
+
+
+def _view_after(game: Game, action: Any) -> dict[str, Any]:
+    game.play(action)
+    view = game.view()
+    game.undo()
+    return view
+
+
+def _shifted(cells: dict[str, Any], dx: int, dy: int, names: set[str]) -> dict[str, Any] | None:
+    out = {}
+    for name, content in cells.items():
+        try:
+            col, row = parse_square(name)
+            moved = square_name(col + dx, row + dy) if col + dx >= 0 and row + dy >= 0 else ""
+        except (FormatError, IndexError):
+            return None
+        if moved not in names:
+            return None
+        out[moved] = content
+    return out
+
+
+def illegal_attempt(game: Game, rng: random.Random) -> tuple[dict[str, Any], str] | None:
+    """A board showing one placement the rules forbid, made by moving a legal move's pieces to
+    other cells; ``None`` when no such board is found. Returns (board view, reason)."""
+    before = game.view()
+    names = set(before)
+    moves = list(game.legal_moves())
+    rng.shuffle(moves)
+    for move in moves[:40]:
+        after = _view_after(game, move)
+        placed = {n: c for n, c in after.items() if c != before[n] and c is not None}
+        if len(placed) != sum(1 for n in after if after[n] != before[n]):
+            continue  # a move that also uncovers or empties a cell: keep it simple
+        targets: list[dict[str, Any]] = []
+        if len(placed) == 1:
+            (content,) = placed.values()
+            targets = [{n: content} for n in names if before[n] is None]
+        else:
+            offsets = [(dx, dy) for dx in range(-4, 5) for dy in range(-4, 5) if dx or dy]
+            targets = [t for dx, dy in offsets if (t := _shifted(placed, dx, dy, names))]
+        rng.shuffle(targets)
+        for target in targets:
+            if any(before[n] is not None for n in target):
+                continue
+            view = dict(before)
+            view.update(target)
+            obs = game.observation_from_json(_board(game, view))
+            verdict = game.infer(obs)
+            if verdict.kind == ILLEGAL:
+                return view, verdict.reason
+    return None
+
+
+def scripted_game(name: str, seed: int = 1, **options: Any) -> Script:
+    """A complete seeded game of ``name`` with one illegal placement flagged and corrected."""
+    rng = random.Random(seed)
+    game = new_game(name, **options)
+    script = Script(name, dict(options))
+    illegal_done = False
+    turn = 0
+    while not game.is_over:
+        turn += 1
+        if not illegal_done and turn >= 4:
+            attempt = illegal_attempt(game, rng)
+            if attempt is not None:
+                view, reason = attempt
+                script.steps.append(Step(_board(game, view), ILLEGAL, reason))
+                script.steps.append(Step(_board(game, game.view()), "no-change", "taken back"))
+                illegal_done = True
+        action = game.random_move(rng)  # type: ignore[attr-defined]
+        if isinstance(action, Event):
+            game.handle(action)
+            script.steps.append(Step(action.to_json(), "event"))
+        else:
+            game.play(action)
+            script.steps.append(Step(_board(game, game.view()), "move", str(action)))
+    return script
