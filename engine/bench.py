@@ -54,7 +54,7 @@ def time_inference(name: str, games: int, seed: int, options: dict | None = None
     for _ in range(games):
         game = new_game(name, **(options or {}))
         while not game.is_over:
-            action = game.random_move(rng)  # type: ignore[attr-defined]
+            action = game.random_move(rng)
             if isinstance(action, Event):
                 game.handle(action)
                 continue
@@ -83,7 +83,7 @@ def time_playouts(
     while True:
         game = new_game(name, **(options or {}))
         while not game.is_over:
-            _step(game, game.random_move(rng))  # type: ignore[attr-defined]
+            _step(game, game.random_move(rng))
         done += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:

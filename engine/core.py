@@ -13,6 +13,7 @@ it. Moves are small frozen value objects whose ``str()`` is their notation; each
 from __future__ import annotations
 
 import copy
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -215,6 +216,14 @@ class Game(ABC):
     @abstractmethod
     def parse_move(self, text: str) -> Move:
         """Read a move's notation; :class:`FormatError` if it is not one."""
+
+    def random_move(self, rng: random.Random) -> Move | Event:
+        """A uniformly random legal move (or the pass/exchange event a stuck player must make);
+        used by random playouts, benchmarks and tests. Games override it with faster ones."""
+        moves = list(self.legal_moves())
+        if not moves:
+            raise RefereeError(f"{self.to_move} has no legal move")
+        return rng.choice(moves)
 
     def is_legal(self, move: Move) -> bool:
         """True when ``move`` may be played now."""

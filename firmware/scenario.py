@@ -113,7 +113,7 @@ def scripted_game(name: str, seed: int = 1, **options: Any) -> Script:
                 script.steps.append(Step(_board(game, view), ILLEGAL, reason))
                 script.steps.append(Step(_board(game, game.view()), "no-change", "taken back"))
                 illegal_done = True
-        action = game.random_move(rng)  # type: ignore[attr-defined]
+        action = game.random_move(rng)
         if isinstance(action, Event):
             game.handle(action)
             script.steps.append(Step(action.to_json(), "event"))
