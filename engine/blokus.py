@@ -28,6 +28,7 @@ from typing import Any
 
 from .core import (
     DRAW,
+    EVENT,
     MOVE,
     Changes,
     Content,
@@ -499,6 +500,15 @@ class Blokus(Game):
         return self.check(move) or Verdict(MOVE, move=move)
 
     # ----------------------------------------------------------------- events
+    def handle(self, event: Event) -> Verdict:
+        """Events as in :meth:`Game.handle`; a ``pass`` pressed by a player who cannot move is
+        acknowledged without changing anything (the referee already passed for them)."""
+        if event.name == "pass" and event.player in self._players and event.player != self.to_move:
+            i = self._players.index(event.player)
+            if next(self._fits(self.state, i), None) is None:
+                return Verdict(EVENT, event=event, reason=f"{event.player} cannot move: passed")
+        return super().handle(event)
+
     def _check_event(self, event: Event) -> Verdict | None:
         if event.name == "pass":
             # a player who cannot place a piece is passed automatically, so to_move always can

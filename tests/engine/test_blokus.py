@@ -353,6 +353,10 @@ def test_a_blocked_player_is_passed_and_the_game_ends_when_nobody_can_place(tmp_
     assert out.verdict.kind == MOVE and out.to_move == "orange"
     out = table.event("pass")
     assert out.verdict.kind == ILLEGAL and out.verdict.reason == "orange can still place a piece"
+    # violet, who cannot move, presses pass anyway: acknowledged, nothing changes
+    out = table.event("pass", player="violet")
+    assert out.verdict.kind == EVENT and out.to_move == "orange"
+    assert table.event("pass", player="orange").verdict.kind == ILLEGAL
     out = table.place("orange", "d2")
     assert out.over and out.to_move is None
     # all 7 orange squares placed, the monomino last: 15 + 5; violet keeps I2 and O4: -6
