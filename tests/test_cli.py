@@ -1,0 +1,89 @@
+"""The ``referee`` command line, run as a user would run it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from firmware.cli import main
+
+
+def _gobblet(cells):
+    board = {f"{f}{r}": None for f in "abcd" for r in range(1, 5)}
+    board.update({k: {"color": c, "size": s} for k, (c, s) in cells.items()})
+    return {"game": "gobblet", "cells": board}
+
+
+@pytest.fixture
+def gobblet_game(tmp_path):
+    lines = [
+        {"event": "start", "players": 2, "first": "white"},
+        _gobblet({"a1": ("white", 4)}),
+        _gobblet({"a1": ("white", 4)}),  # nothing moved
+        _gobblet({"a1": ("white", 4), "b1": ("white", 3)}),  # white again: not its turn
+        _gobblet({"a1": ("white", 4), "b2": ("black", 4)}),
+        "not json at all",
+        _gobblet({"a1": ("white", 4), "b2": ("black", 4), "a2": ("white", 4)}),
+        {"event": "resign", "player": "black"},
+    ]
+    path = tmp_path / "game.jsonl"
+    path.write_text(
+        "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_replay_json_answers_every_line_with_the_documented_keys(gobblet_game, capsys):
+    assert main(["replay", str(gobblet_game), "--game", "gobblet", "--json"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["verdict"] for o in out] == [
+        "event",
+        "move",
+        "no-change",
+        "illegal",
+        "move",
+        "ambiguous",
+        "move",
+        "event",
+    ]
+    keys = {"verdict", "move", "reason", "scores", "to_move", "over", "winner"}
+    assert all(keys <= o.keys() for o in out)
+    assert out[1]["move"] == "4@a1" and out[1]["to_move"] == "black"
+    assert "black" in out[3]["reason"] and out[3]["to_move"] == "black"
+    assert out[5]["reason"].startswith("unreadable") or "JSON" in out[5]["reason"]
+    assert out[-1]["over"] is True and out[-1]["winner"] == "white"
+    assert set(out[-1]["scores"]) == {"white", "black"}
+
+
+def test_replay_plain_text_ends_with_the_result(gobblet_game, capsys):
+    assert main(["replay", str(gobblet_game), "--game", "gobblet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 9 and lines[-1].startswith("result:") and "winner: white" in lines[-1]
+    assert "ILLEGAL" in lines[3]
+
+
+def test_replay_of_a_missing_file_fails_cleanly(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "nope.jsonl"), "--game", "blokus"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_games_lists_every_game(capsys):
+    assert main(["games"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == ["gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo"]
+
+
+def test_bench_engine_json_shape(capsys):
+    argv = ["bench", "engine", "--game", "gobblet", "--games", "2", "--seconds", "0.2", "--json"]
+    assert main(argv) == 0
+    figures = json.loads(capsys.readouterr().out)["games"]["gobblet"]
+    assert figures["infer_ms_median"] > 0 and figures["playouts_per_s"] > 0
+
+
+def test_console_script_runs_as_a_module():
+    done = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "games"], capture_output=True, text=True, check=True
+    )
+    assert "gobblet" in done.stdout
