@@ -97,11 +97,56 @@ def illegal_attempt(game: Game, rng: random.Random) -> tuple[dict[str, Any], str
     return None
 
 
+class SpectrangleTable:
+    """The players' side of a Spectrangle table, which the camera never sees: a shuffled bag and
+    a hand of 4 pieces each. Players lay their best-scoring piece, exchange or pass when stuck."""
+
+    def __init__(self, game: Game, rng: random.Random) -> None:
+        self.game = game
+        self.rng = rng
+        self.bag = list(game.box.values)  # type: ignore[attr-defined]
+        rng.shuffle(self.bag)
+        hand = game.box.hand  # type: ignore[attr-defined]
+        self.hands = {p: [self.bag.pop() for _ in range(hand)] for p in game.players}
+
+    def _piece(self, move: Any) -> str:
+        return self.game.box.code("".join(move.edges))  # type: ignore[attr-defined]
+
+    def next_action(self) -> Any:
+        """The move (or pass/exchange event) the player to move makes."""
+        player = self.game.to_move
+        hand = self.hands[player]
+        moves = [m for m in self.game.legal_moves() if self._piece(m) in hand]
+        if moves:
+            best = max(self.game.points(m) for m in moves)  # type: ignore[attr-defined]
+            return self.rng.choice([m for m in moves if self.game.points(m) == best])  # type: ignore[attr-defined]
+        return Event("exchange" if self.bag else "pass", player)
+
+    def after(self, action: Any, player: str) -> None:
+        """Update the hands: a laid piece is replaced from the bag, an exchange swaps one."""
+        hand = self.hands[player]
+        if isinstance(action, Event):
+            if action.name == "exchange":
+                i = self.rng.randrange(len(hand))
+                self.bag.append(hand[i])
+                hand[i] = self.bag.pop(0)
+                self.rng.shuffle(self.bag)
+            return
+        hand.remove(self._piece(action))
+        if self.bag:
+            hand.append(self.bag.pop())
+
+    def end_event(self) -> Event:
+        """The end-of-game button press listing the pieces still in hand (for the deduction)."""
+        return Event("end", data={"remaining": {p: list(h) for p, h in self.hands.items()}})
+
+
 def scripted_game(name: str, seed: int = 1, **options: Any) -> Script:
     """A complete seeded game of ``name`` with one illegal placement flagged and corrected."""
     rng = random.Random(seed)
     game = new_game(name, **options)
     script = Script(name, dict(options))
+    table = SpectrangleTable(game, rng) if name == "spectrangle" else None
     illegal_done = False
     turn = 0
     while not game.is_over:
@@ -113,11 +158,18 @@ def scripted_game(name: str, seed: int = 1, **options: Any) -> Script:
                 script.steps.append(Step(_board(game, view), ILLEGAL, reason))
                 script.steps.append(Step(_board(game, game.view()), "no-change", "taken back"))
                 illegal_done = True
-        action = game.random_move(rng)
+        player = game.to_move
+        action = table.next_action() if table else game.random_move(rng)
         if isinstance(action, Event):
             game.handle(action)
-            script.steps.append(Step(action.to_json(), "event"))
+            script.steps.append(Step(action.to_json(), "event", action.name))
         else:
             game.play(action)
             script.steps.append(Step(_board(game, game.view()), "move", str(action)))
+        if table:
+            table.after(action, player)
+    if table and any(table.hands.values()):
+        end = table.end_event()
+        game.handle(end)
+        script.steps.append(Step(end.to_json(), "event", "end: pieces in hand are deducted"))
     return script
