@@ -1,0 +1,301 @@
+"""Camera sources behind one small interface: ``read() -> (ok, frame, t)``, ``close()``.
+
+``frame`` is a BGR ``uint8`` array (what OpenCV uses), ``t`` the capture time in seconds. Sources:
+
+- :class:`PiCamera`: the Raspberry Pi camera module, through picamera2 (imported when opened);
+- :class:`LiveCapture`: an OpenCV ``VideoCapture`` device index (USB webcam) or stream URL;
+- :class:`VideoFile`: a recorded video; :class:`ImageFolder`: still images in name order.
+
+A live source never raises once open: when the camera is unplugged or stops answering, ``read``
+returns ``ok=False``, :attr:`Camera.status` says so, and every later ``read`` retries (at most
+every ``retry_seconds``) until the camera is back, so the caller's game goes on meanwhile.
+A recording that ends is ``ended``, not lost. Configuration mistakes (a missing file, picamera2
+not installed) raise :class:`CameraError` at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .config import CameraConfig
+
+#: What :meth:`Camera.read` returns: (a frame was read, the BGR frame or None, time in seconds).
+Frame = tuple[bool, np.ndarray | None, float]
+
+OK, LOST, ENDED = "ok", "lost", "ended"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+PICAMERA2_MISSING = "picamera2 is not installed (it needs libcamera, Raspberry Pi only)"
+
+
+class CameraError(RuntimeError):
+    """A camera source that cannot work as configured (not a camera that was unplugged)."""
+
+
+class CameraLost(Exception):
+    """Raised by a source's ``_open``/``_grab`` when the camera is not (or no longer) there."""
+
+
+@dataclass(frozen=True)
+class CameraStatus:
+    """``state`` is ``ok``, ``lost`` (reconnecting) or ``ended``; ``message`` says why (for the
+    log), :attr:`line` in a few words (for the screen); ``attempts`` counts reconnections."""
+
+    state: str = OK
+    message: str = ""
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True while frames come in."""
+        return self.state == OK
+
+    @property
+    def line(self) -> str:
+        """A few words for the screen's status line (``""`` while all is well)."""
+        if self.state == LOST:
+            return f"camera lost, retry {self.attempts}" if self.attempts else "camera lost"
+        return "recording ended" if self.state == ENDED else ""
+
+
+class Camera(ABC):
+    """A frame source; subclasses open, grab and release, this class handles losses."""
+
+    name = "camera"
+
+    def __init__(self, *, retry_seconds: float = 2.0) -> None:
+        self.retry_seconds = retry_seconds
+        self.status = CameraStatus()
+        self._next_try = 0.0
+        self._connect(attempts=0)
+
+    def read(self) -> Frame:
+        """The next frame; ``(False, None, t)`` while the camera is lost or the source ended."""
+        if self.status.state == LOST and time.monotonic() >= self._next_try:
+            self.reconnect()
+        if self.status.state != OK:
+            return False, None, time.monotonic()
+        try:
+            frame, t = self._grab()
+        except CameraLost as exc:
+            self._lose(str(exc), self.status.attempts)
+            return False, None, time.monotonic()
+        if frame is None:
+            self.status = CameraStatus(ENDED, f"{self.name}: end of the recording")
+            return False, None, t
+        return True, frame, t
+
+    def reconnect(self) -> bool:
+        """Close and reopen the camera now; True when it answers again."""
+        self._release()
+        return self._connect(self.status.attempts + 1)
+
+    def close(self) -> None:
+        """Release the camera."""
+        self._release()
+
+    def __enter__(self) -> Camera:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _connect(self, attempts: int) -> bool:
+        try:
+            self._open()
+        except CameraLost as exc:
+            self._lose(str(exc), attempts)
+            return False
+        self.status = CameraStatus(OK, "", attempts)
+        return True
+
+    def _lose(self, reason: str, attempts: int) -> None:
+        self._release()
+        retry = f", reconnecting (attempt {attempts + 1})" if attempts else ", reconnecting"
+        self.status = CameraStatus(LOST, f"{reason}{retry}", attempts)
+        self._next_try = time.monotonic() + self.retry_seconds
+
+    @abstractmethod
+    def _open(self) -> None:
+        """Open the camera; raise :class:`CameraLost` if it is not there."""
+
+    @abstractmethod
+    def _grab(self) -> tuple[np.ndarray | None, float]:
+        """The next frame and its time (``None`` at the end of a recording)."""
+
+    @abstractmethod
+    def _release(self) -> None:
+        """Let go of the camera (safe to call twice)."""
+
+
+class PiCamera(Camera):
+    """The Raspberry Pi camera module through picamera2, in the video configuration.
+
+    ``create_video_configuration(main={"size": size, "format": "RGB888"})``: picamera2's RGB888
+    lays each pixel out as B, G, R, so ``capture_array()`` is already in OpenCV's BGR order.
+    """
+
+    name = "Pi camera"
+
+    def __init__(
+        self, size: tuple[int, int] = (1280, 960), camera_num: int = 0, **options: Any
+    ) -> None:
+        try:
+            from picamera2 import Picamera2
+        except ImportError:
+            raise CameraError(PICAMERA2_MISSING) from None
+        self._picamera2 = Picamera2
+        self.size = size
+        self.camera_num = camera_num
+        self._camera: Any = None
+        super().__init__(**options)
+
+    def _open(self) -> None:
+        try:
+            camera = self._picamera2(self.camera_num)
+        except (RuntimeError, IndexError) as exc:  # no camera, or it is busy
+            raise CameraLost(f"{self.name} {self.camera_num} not available: {exc}") from None
+        try:
+            config = camera.create_video_configuration(main={"size": self.size, "format": "RGB888"})
+            camera.configure(config)
+            camera.start()
+        except RuntimeError as exc:
+            camera.close()
+            raise CameraLost(f"{self.name} {self.camera_num} did not start: {exc}") from None
+        self._camera = camera
+
+    def _grab(self) -> tuple[np.ndarray | None, float]:
+        try:
+            frame = self._camera.capture_array("main")
+        except RuntimeError as exc:
+            raise CameraLost(f"{self.name} stopped: {exc}") from None
+        return frame, time.monotonic()
+
+    def _release(self) -> None:
+        if self._camera is not None:
+            with contextlib.suppress(RuntimeError):  # a camera that vanished cannot close
+                self._camera.close()
+            self._camera = None
+
+
+class LiveCapture(Camera):
+    """An OpenCV ``VideoCapture`` camera: a device index (0 = /dev/video0) or a stream URL."""
+
+    def __init__(
+        self, source: int | str = 0, size: tuple[int, int] | None = None, **options: Any
+    ) -> None:
+        self.source = source
+        self.size = size
+        self._capture: cv2.VideoCapture | None = None
+        self.name = f"camera {source}" + (
+            f" (/dev/video{source})" if isinstance(source, int) else ""
+        )
+        super().__init__(**options)
+
+    def _open(self) -> None:
+        capture = cv2.VideoCapture(self.source)
+        if not capture.isOpened():
+            capture.release()
+            raise CameraLost(f"{self.name} not found (unplugged?)")
+        if self.size is not None:
+            capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
+            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])
+        self._capture = capture
+
+    def _grab(self) -> tuple[np.ndarray | None, float]:
+        assert self._capture is not None
+        ok, frame = self._capture.read()
+        if not ok:
+            raise CameraLost(f"{self.name} stopped sending frames")
+        return frame, time.monotonic()
+
+    def _release(self) -> None:
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+
+class VideoFile(Camera):
+    """A recorded video, frame by frame; ``t`` is the frame's time in the video."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise CameraError(f"video file not found: {self.path}")
+        self.name = f"video {self.path.name}"
+        self._capture: cv2.VideoCapture | None = None
+        super().__init__()
+
+    def _open(self) -> None:
+        capture = cv2.VideoCapture(str(self.path))
+        if not capture.isOpened():
+            capture.release()
+            raise CameraError(f"cannot decode video {self.path} (not a video OpenCV can read?)")
+        self._capture = capture
+
+    def _grab(self) -> tuple[np.ndarray | None, float]:
+        assert self._capture is not None
+        ok, frame = self._capture.read()
+        t = self._capture.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
+        return (frame if ok else None), t
+
+    def _release(self) -> None:
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+
+class ImageFolder(Camera):
+    """The images of a folder in name order, as frames ``1 / fps`` seconds apart.
+
+    Files OpenCV cannot read are skipped and listed in :attr:`skipped`."""
+
+    def __init__(self, path: str | Path, fps: float = 2.0) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise CameraError(f"image folder not found: {self.path}")
+        self.files = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not self.files:
+            raise CameraError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {self.path}")
+        self.name = f"folder {self.path.name}"
+        self.fps = fps
+        self.skipped: list[Path] = []
+        self._next = 0  # index in files
+        self._frames = 0  # frames read so far
+        super().__init__()
+
+    def _open(self) -> None:
+        self._next = self._frames = 0
+
+    def _grab(self) -> tuple[np.ndarray | None, float]:
+        t = self._frames / self.fps
+        while self._next < len(self.files):
+            path = self.files[self._next]
+            self._next += 1
+            frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            if frame is not None:
+                self._frames += 1
+                return frame, t
+            self.skipped.append(path)
+        return None, t
+
+    def _release(self) -> None:
+        """Nothing to release: each image is read whole."""
+
+
+def open_camera(config: CameraConfig) -> Camera:
+    """The source of the ``[camera]`` configuration section."""
+    if config.source == "picamera2":
+        return PiCamera(config.resolution, retry_seconds=config.retry_seconds)
+    if config.source == "device":
+        return LiveCapture(config.device, config.resolution, retry_seconds=config.retry_seconds)
+    if config.source == "file":
+        return VideoFile(config.path)
+    return ImageFolder(config.path, config.fps)

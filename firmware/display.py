@@ -1,0 +1,152 @@
+"""The OLED: a luma device chosen by configuration, and :class:`Display`, which shows screens.
+
+On the Pi the device is an SSD1306 or SH1106 128x64 OLED on I2C (``luma.oled``). Off the Pi
+the same screens go to luma's stand-ins: ``dummy`` (keeps the last image in ``device.image``),
+``capture`` (one PNG per screen) or ``gifanim`` (an animated GIF, written on :meth:`close`)::
+
+    display = Display(make_device(config.display))
+    display.show(screens.scoreboard(game.scores, game.to_move))
+    ...
+    display.tick()   # in the loop: flashes a blinking screen (ILLEGAL)
+"""
+
+from __future__ import annotations
+
+import atexit
+import time
+from typing import Any
+
+from PIL import Image
+
+from .config import DisplayConfig
+from .screens import HEIGHT, WIDTH, Screen, inverted
+
+#: File names of the emulated displays' output, in ``[display] output``.
+CAPTURE_FILES = "screen_{0:05d}.png"
+GIF_FILE = "screens.gif"
+
+
+class DisplayError(RuntimeError):
+    """The display cannot be opened; the message says what to check."""
+
+
+def make_device(config: DisplayConfig, serial_interface: Any = None) -> Any:
+    """The luma device of the ``[display]`` section, switched to its configured contrast.
+
+    ``serial_interface`` replaces the I2C bus of an OLED driver (luma's own
+    ``luma.core.interface.serial.noop`` drives one with no hardware)."""
+    if config.driver in ("ssd1306", "sh1106"):
+        from luma.oled.device import sh1106, ssd1306
+
+        driver = ssd1306 if config.driver == "ssd1306" else sh1106
+        serial = serial_interface if serial_interface is not None else _i2c(config)
+        try:
+            device = driver(serial, width=WIDTH, height=HEIGHT, rotate=config.rotate)
+        except OSError as exc:
+            raise DisplayError(
+                f"no {config.driver} answers at I2C address {config.i2c_address:#04x} on bus "
+                f"{config.i2c_port} ({exc}); check the wiring and `i2cdetect -y {config.i2c_port}`"
+            ) from None
+    elif config.driver == "dummy":
+        from luma.core.device import dummy
+
+        device = dummy(width=WIDTH, height=HEIGHT, rotate=config.rotate, mode="1")
+    else:
+        device = _emulator(config)
+    device.contrast(config.contrast)
+    return device
+
+
+def _i2c(config: DisplayConfig) -> Any:
+    from luma.core.error import DeviceAddressError, DeviceNotFoundError, DevicePermissionError
+    from luma.core.interface.serial import i2c
+
+    try:
+        return i2c(port=config.i2c_port, address=config.i2c_address)
+    except (DeviceNotFoundError, DevicePermissionError, DeviceAddressError) as exc:
+        raise DisplayError(
+            f"cannot open I2C bus {config.i2c_port} for the {config.driver} OLED: {exc}; "
+            "enable I2C (raspi-config > Interface Options) and add the user to the i2c group"
+        ) from None
+
+
+def _emulator(config: DisplayConfig) -> Any:
+    try:
+        from luma.emulator.device import capture, gifanim
+    except ImportError:
+        raise DisplayError(
+            f"display driver {config.driver!r} needs luma.emulator: pip install luma.emulator"
+        ) from None
+    config.output.mkdir(parents=True, exist_ok=True)
+    options = {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "rotate": config.rotate,
+        "mode": "1",
+        "transform": "identity" if config.scale > 1 else "none",
+        "scale": config.scale,
+    }
+    if config.driver == "capture":
+        return capture(file_template=str(config.output / CAPTURE_FILES), **options)
+    return gifanim(filename=str(config.output / GIF_FILE), duration=config.frame_seconds, **options)
+
+
+def _same(a: Screen, b: Screen) -> bool:
+    return a.blink == b.blink and a.image.tobytes() == b.image.tobytes()
+
+
+class Display:
+    """Shows :class:`~firmware.screens.Screen` s on a luma device.
+
+    A blinking screen alternates with its negative every ``blink_seconds`` as long as the loop
+    calls :meth:`tick`; any other screen is drawn once, by :meth:`show`. Showing the screen that
+    is already shown does nothing, so the loop may show its screen on every turn: the I2C bus
+    (about 0.1 s a frame at 100 kHz) only carries changes.
+    """
+
+    def __init__(self, device: Any, *, blink_seconds: float = 0.5) -> None:
+        if device.size != (WIDTH, HEIGHT):
+            raise DisplayError(f"screens are {WIDTH}x{HEIGHT}, the device is {device.size}")
+        self.device = device
+        self.blink_seconds = blink_seconds
+        self.screen: Screen | None = None
+        self._negative = False
+        self._since = 0.0
+
+    def show(self, screen: Screen, now: float | None = None) -> None:
+        """Draw ``screen`` now (``now``: the time, default ``time.monotonic()``)."""
+        if self.screen is not None and _same(self.screen, screen):
+            return
+        self.screen = screen
+        self._negative = False
+        self._since = time.monotonic() if now is None else now
+        self._draw(screen.image)
+
+    def tick(self, now: float | None = None) -> None:
+        """Flash a blinking screen: swap it with its negative once ``blink_seconds`` passed."""
+        if self.screen is None or not self.screen.blink:
+            return
+        now = time.monotonic() if now is None else now
+        if now - self._since >= self.blink_seconds:
+            self._negative = not self._negative
+            self._since = now
+            image = self.screen.image
+            self._draw(inverted(image) if self._negative else image)
+
+    def close(self) -> None:
+        """Finish with the device; an animated GIF is written now rather than at exit."""
+        write = getattr(self.device, "write_animation", None)  # luma.emulator's gifanim
+        if write is not None:
+            write()
+            atexit.unregister(write)
+
+    def __enter__(self) -> Display:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _draw(self, image: Image.Image) -> None:
+        self.device.display(
+            image if image.mode == self.device.mode else image.convert(self.device.mode)
+        )
