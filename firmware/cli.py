@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per input line")
     p.set_defaults(func=cmd_replay)
 
+    p = sub.add_parser("mat", help="write a game's printable mat (1:1 scale) or sticker template")
+    p.add_argument("game", choices=list(GAMES))
+    p.add_argument("--out", required=True, help="FILE.pdf or FILE.png")
+    p.add_argument("--dpi", type=int, default=300, help="print resolution (default 300)")
+    p.set_defaults(func=_lazy("vision.mat", "cmd_mat"))
+
     p = sub.add_parser("demo", help="a simulated game night of every game, no hardware needed")
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--seed", type=int, default=7, help="seed of the scripted games")

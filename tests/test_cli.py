@@ -87,3 +87,10 @@ def test_console_script_runs_as_a_module():
         [sys.executable, "-m", "firmware.cli", "games"], capture_output=True, text=True, check=True
     )
     assert "gobblet" in done.stdout
+
+
+def test_mat_writes_a_pdf_and_a_png(tmp_path):
+    pdf, png = tmp_path / "gobblet.pdf", tmp_path / "blokus.png"
+    assert main(["mat", "gobblet", "--out", str(pdf)]) == 0
+    assert main(["mat", "blokus", "--out", str(png), "--dpi", "72"]) == 0
+    assert pdf.read_bytes().startswith(b"%PDF") and png.read_bytes()[1:4] == b"PNG"

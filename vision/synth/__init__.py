@@ -1,0 +1,8 @@
+"""Seeded synthetic scenes of the games (the test and benchmark corpus), see
+``docs/vision/synthetic.md``."""
+
+from .camera import Camera
+from .positions import random_position
+from .scene import Scene, render_scene
+
+__all__ = ["Camera", "Scene", "random_position", "render_scene"]

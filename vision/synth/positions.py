@@ -1,0 +1,71 @@
+"""Random positions that look like games in progress (not necessarily legal), for corpora."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine import data
+
+from ..geometry import load_geometry
+from .pieces import SPECTRANGLE_LETTERS
+
+
+def random_position(game: str, rng: np.random.Generator) -> dict[str, Any]:
+    """An observation-style ``cells`` dict (every cell; ``None`` empty) for ``game``."""
+    names = load_geometry(game).cell_names
+    fill = float(rng.uniform(0.0, 0.75))
+    if game == "gobblet":
+        return {n: _gobblet_top(rng) if rng.random() < fill else None for n in names}
+    if game in ("blokus", "blokus-duo"):
+        return _blokus(names, fill, rng)
+    if game == "spectrangle":
+        return _spectrangle(names, fill, rng)
+    if game == "gobsmacked":
+        kinds = sorted(load_geometry(game).pieces["motif"]["kinds"])
+        return {
+            n: kinds[int(rng.integers(len(kinds)))] if rng.random() < fill else None for n in names
+        }
+    raise ValueError(f"no random positions for {game!r}")
+
+
+def _gobblet_top(rng: np.random.Generator) -> dict[str, Any]:
+    color = "white" if rng.random() < 0.5 else "black"
+    return {"color": color, "size": int(rng.integers(1, 5))}
+
+
+def _blokus(names: tuple[str, ...], fill: float, rng: np.random.Generator) -> dict[str, Any]:
+    """Grow polyomino-like blobs of one colour from random seeds until ``fill`` is reached."""
+    cells: dict[str, Any] = dict.fromkeys(names)
+    files = sorted({n[0] for n in names})
+    ranks = len(names) // len(files)
+    target = int(fill * 0.8 * len(names))
+    placed = 0
+    while placed < target:
+        color = "orange" if rng.random() < 0.5 else "violet"
+        f, r = int(rng.integers(len(files))), int(rng.integers(ranks))
+        for _ in range(int(rng.integers(1, 6))):
+            name = f"{files[f]}{r + 1}"
+            if cells[name] is None:
+                cells[name] = color
+                placed += 1
+            df, dr = ((1, 0), (-1, 0), (0, 1), (0, -1))[int(rng.integers(4))]
+            f, r = min(max(f + df, 0), len(files) - 1), min(max(r + dr, 0), ranks - 1)
+    return cells
+
+
+def _spectrangle(names: tuple[str, ...], fill: float, rng: np.random.Generator) -> dict[str, Any]:
+    """Distinct pieces of the real set, each in a random rotation (or flipped: double-sided)."""
+    by_letter = {v: k for k, v in SPECTRANGLE_LETTERS.items()}
+    codes = list(data.load("spectrangle")["pieces"])
+    order = rng.permutation(len(codes))
+    cells: dict[str, Any] = dict.fromkeys(names)
+    for i, name in enumerate(names):
+        if rng.random() < fill:
+            colors = [by_letter[c] for c in codes[order[i]]]
+            turn = rng.permutation(3)
+            cells[name] = dict(
+                zip(("left", "right", "base"), (colors[j] for j in turn), strict=True)
+            )
+    return cells

@@ -1,0 +1,203 @@
+"""``render_scene``: a seeded photo-like picture of a board position, with its ground truth.
+
+The board frame is the world: the camera is posed over the mat (or in front of an upright board),
+the mat and board are textured planes, pieces and a hand are 3D polygons projected through the
+same distorted camera, and the light and the sensor are simulated last (:mod:`.photo`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..geometry import BoardGeometry, load_geometry
+from .camera import Camera
+from .compose import apply_layer, background, board_sides, paste_plane, sheen
+from .hands import add_hand
+from .paint import Painter, densify
+from .photo import Look, develop
+from .pieces import build_pieces
+from .pose import random_camera, random_lamp
+from .textures import board_texture, mat_texture, table_texture
+
+DEFAULT_SIZE = (1280, 960)
+
+
+@dataclass(frozen=True, eq=False)
+class Scene:
+    """A rendered picture and everything true about it.
+
+    ``homography`` maps board millimetres on the playing surface (the board's top face, where
+    the cells are) to *ideal* pixels, i.e. before lens distortion; ``marker_homography`` does the
+    same for the plane of the markers (the mat, or the board face for upright boards). Use
+    ``camera.project`` / ``camera.undistort`` to go between ideal and real image pixels.
+    """
+
+    game: str
+    image: np.ndarray
+    cells: dict[str, Any]
+    hidden: frozenset[str]
+    occluded: bool
+    camera: Camera
+    homography: np.ndarray
+    marker_homography: np.ndarray
+    surface_z: float
+    seed: int
+    hidden_markers: frozenset[int] = frozenset()
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def cell_centers(self) -> dict[str, tuple[float, float]]:
+        """Real image pixel position of every cell's centre on the playing surface."""
+        geometry = load_geometry(self.game)
+        pts = np.array([[*c.center, self.surface_z] for c in geometry.cells])
+        px = self.camera.project(pts)
+        return {c.name: (float(x), float(y)) for c, (x, y) in zip(geometry.cells, px, strict=True)}
+
+    def observation(self) -> dict[str, Any]:
+        """The observation JSON a perfect reader would report (hidden cells left out)."""
+        cells = {k: v for k, v in self.cells.items() if k not in self.hidden}
+        obs: dict[str, Any] = {"game": self.game, "cells": cells}
+        if self.hidden:
+            obs["partial"] = True
+        if self.occluded:
+            obs["occluded"] = True
+        return obs
+
+
+def render_scene(
+    game: str,
+    cells: dict[str, Any],
+    seed: int,
+    *,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    hand: bool | None = None,
+    effects: bool = True,
+    distortion: float | None = None,
+    tilt_deg: float | None = None,
+    max_tilt_deg: float = 35.0,
+) -> Scene:
+    """Render ``cells`` (observation contents; missing cells are empty) of ``game``.
+
+    ``hand``: True/False forces a hand over the board or none, None lets the seed decide.
+    ``effects=False`` skips light, blur, noise and JPEG (a clean render for geometry checks).
+    ``distortion`` fixes the radial coefficient (0 = ideal pinhole), ``tilt_deg`` the camera's
+    angle from the board's normal; otherwise both are drawn from the seed.
+    """
+    if size[0] % 2 or size[1] % 2 or min(size) < 16:
+        raise ValueError(f"image size must be even and at least 16 pixels, not {size}")
+    geometry = load_geometry(game)
+    unknown = set(cells) - set(geometry.cell_names)
+    if unknown:
+        raise ValueError(f"{game} has no cells {sorted(unknown)}")
+    truth = {name: cells.get(name) for name in geometry.cell_names}
+    rng = np.random.default_rng([seed, zlib.crc32(game.encode())])
+    upright = geometry.extra.get("orientation") == "upright"
+    surface_z = -float(geometry.extra["board"]["thickness"])
+
+    camera, params = random_camera(geometry, size, rng, distortion, tilt_deg, max_tilt_deg)
+    lamp = random_lamp(geometry, rng, upright)
+    chance = rng.random()
+    wants_hand = bool(chance < 0.4) if hand is None else hand
+    hand_rng = np.random.default_rng(rng.integers(2**63))
+    look = Look.random(rng)
+    table = table_texture(rng, upright)
+    shiny = float(rng.uniform(300, 1500))
+    piece_rng = np.random.default_rng(rng.integers(2**63))
+    develop_rng = np.random.default_rng(rng.integers(2**63))
+
+    image = background(camera, geometry, table)
+    paste_plane(image, camera, mat_texture(game), 0.0)
+    painter = Painter(image, camera, lamp, shiny)
+    if not upright:
+        board_sides(painter, geometry, surface_z)
+        outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
+        paste_plane(image, camera, board_texture(game), surface_z, outline)
+    try:
+        solids = build_pieces(geometry, truth, camera.position, piece_rng)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"a cell content is not a {game} piece: {exc!r}") from None
+    painter.cast(solids, surface_z)
+    apply_layer(painter.image, painter.shadow, 1.5, 0.45)
+    if solids:
+        depth = camera.depth(np.array([s.anchor for s in solids]))
+        painter.draw([solids[i] for i in np.argsort(-depth, kind="stable")])
+    sheen(painter, geometry, surface_z)
+    apply_layer(painter.image, painter.glare, 1.5, 0.0)
+    mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
+    if effects:
+        image = develop(image, look, develop_rng)
+    hidden, hidden_markers, occluded = _occlusion(geometry, camera, surface_z, mask)
+    params.update(lamp=lamp.tolist(), hand=wants_hand, look=look.__dict__ if effects else None)
+    return Scene(
+        game=game,
+        image=image,
+        cells=truth,
+        hidden=hidden,
+        occluded=occluded,
+        camera=camera,
+        homography=camera.homography(surface_z),
+        marker_homography=camera.homography(0.0),
+        surface_z=surface_z,
+        seed=seed,
+        hidden_markers=hidden_markers,
+        params=params,
+    )
+
+
+@cache
+def _samples(game: str) -> tuple[np.ndarray, np.ndarray]:
+    """Points inside every cell (mm) and the index of the cell each belongs to."""
+    geometry = load_geometry(game)
+    pts, owner = [], []
+    for i, cell in enumerate(geometry.cells):
+        poly = np.asarray(cell.polygon, dtype=np.float64)
+        c = poly.mean(axis=0)
+        mids = (poly + np.roll(poly, -1, axis=0)) / 2
+        cloud = np.concatenate(
+            [c[None], c + 0.5 * (poly - c), c + 0.85 * (poly - c), c + 0.85 * (mids - c)]
+        )
+        pts.append(cloud)
+        owner += [i] * len(cloud)
+    return np.concatenate(pts), np.asarray(owner)
+
+
+def _occlusion(
+    geometry: BoardGeometry,
+    camera: Camera,
+    surface_z: float,
+    mask: np.ndarray | None,
+) -> tuple[frozenset[str], frozenset[int], bool]:
+    """Cells and markers with any sample point under the hand, and whether the hand is over
+    the board at all."""
+    if mask is None:
+        return frozenset(), frozenset(), False
+    h, w = mask.shape
+
+    def covered(points: np.ndarray, z: float) -> np.ndarray:
+        px = np.round(camera.project(np.column_stack([points, np.full(len(points), z)])))
+        x, y = px[:, 0].astype(int), px[:, 1].astype(int)
+        ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+        hit = np.zeros(len(points), dtype=bool)
+        hit[ok] = mask[y[ok], x[ok]] > 127
+        return hit
+
+    pts, owner = _samples(geometry.game)
+    hit = covered(pts, surface_z)
+    hidden = frozenset(geometry.cells[i].name for i in np.unique(owner[hit]))
+    markers = set()
+    for m in geometry.markers:
+        corners = m.corners().astype(np.float64)
+        cloud = np.concatenate([corners, corners.mean(axis=0)[None]])
+        if covered(cloud, 0.0).any():
+            markers.add(m.id)
+    outline = densify(np.asarray(geometry.extra["board"]["outline"], dtype=np.float64), 5.0)
+    board = np.zeros_like(mask)
+    px = camera.project(np.column_stack([outline, np.full(len(outline), surface_z)]))
+    cv2.fillPoly(board, [np.round(px * 16).astype(np.int32)], 255, cv2.LINE_8, 4)
+    occluded = bool(hidden) or bool(cv2.countNonZero(cv2.bitwise_and(board, mask)))
+    return hidden, frozenset(markers), occluded
