@@ -17,6 +17,7 @@ from .core import (
     Event,
     FormatError,
     Game,
+    Observation,
     Verdict,
 )
 from .games import new_game
@@ -34,6 +35,7 @@ class Outcome:
     over: bool
     winner: str | None
     score_change: dict[str, int] = field(default_factory=dict)
+    mover: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The object ``referee replay --json`` prints for one input line."""
@@ -71,11 +73,20 @@ class Referee:
             obs = self.game.observation_from_json(item)
         except FormatError as exc:
             return self._outcome(Verdict.ambiguous(f"unreadable: {exc}"))
+        return self.judge(obs)
+
+    def judge(self, obs: Observation) -> Outcome:
+        """Judge an observation already in canonical form and apply the move it shows, if any."""
+        mover = self.game.to_move
         verdict = self.game.infer(obs)
         change: dict[str, int] = {}
         if verdict.kind == MOVE and verdict.move is not None:
             change = self.game.play(verdict.move)
-        return self._outcome(verdict, change)
+        return self._outcome(verdict, change, mover)
+
+    def event(self, event: Event) -> Outcome:
+        """Apply a button event (``start`` begins a new game of the same kind)."""
+        return self._event(event)
 
     def _event(self, event: Event) -> Outcome:
         if event.name == "start":
@@ -89,15 +100,17 @@ class Referee:
                 return self._outcome(Verdict.illegal(f"cannot start: {exc}"))
             self.game = game
             return self._outcome(Verdict(EVENT, event=event))
-        before = self.game.scores
+        before, mover = self.game.scores, self.game.to_move
         verdict = self.game.handle(event)
         after = self.game.scores
         change = {p: after[p] - before.get(p, 0) for p in after if after[p] != before.get(p, 0)}
-        return self._outcome(verdict, change if verdict.kind == EVENT else {})
+        return self._outcome(verdict, change if verdict.kind == EVENT else {}, mover)
 
-    def _outcome(self, verdict: Verdict, change: dict[str, int] | None = None) -> Outcome:
+    def _outcome(
+        self, verdict: Verdict, change: dict[str, int] | None = None, mover: str | None = None
+    ) -> Outcome:
         g = self.game
-        return Outcome(verdict, g.scores, g.to_move, g.is_over, g.winner, change or {})
+        return Outcome(verdict, g.scores, g.to_move, g.is_over, g.winner, change or {}, mover)
 
 
 def describe(outcome: Outcome) -> str:
