@@ -1,0 +1,454 @@
+"""Board localisation on synthetic camera frames with a known camera (see ``data/scenes.py``).
+
+Accuracy bounds come from what the readers need, not from runs: a cell must be found to within
+a tenth of Blokus' 20 mm squares (2 mm), and a pixel or two in the image.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.vision.data.scenes import (
+    FRAME_SIZE,
+    GEOMETRY,
+    MAT_PX_PER_MM,
+    OTHER,
+    View,
+    cover_markers,
+    distort,
+    render,
+    render_mat,
+    table,
+)
+from vision.geometry import BoardGeometry, Marker, available_games, load_geometry
+from vision.locate import (
+    BAD_FIT,
+    NO_MARKERS,
+    TOO_FEW_MARKERS,
+    UNKNOWN_MARKERS,
+    BoardLocator,
+    BoardNotFound,
+    CameraIntrinsics,
+    Lens,
+    Rectification,
+    estimate_intrinsics,
+    estimate_lens,
+    rectify,
+)
+from vision.synth import random_position, render_scene
+
+CELLS = np.array([c.center for c in GEOMETRY.cells])
+MAT = render_mat(GEOMETRY)
+VIEWS = [
+    View.looking_at(tilt_deg=0, yaw_deg=0, distance=600),
+    View.looking_at(tilt_deg=20, yaw_deg=15, distance=650),
+    View.looking_at(tilt_deg=35, yaw_deg=-30, distance=700),
+    View.looking_at(tilt_deg=25, yaw_deg=90, distance=550),
+    View.looking_at(tilt_deg=40, yaw_deg=180, distance=800),
+]
+
+
+def frame_of(view: View, seed: int, mat: np.ndarray = MAT, geometry=GEOMETRY) -> np.ndarray:
+    return render(mat, geometry, view, np.random.default_rng(seed))
+
+
+def cell_error_mm(pose, view: View) -> float:
+    """Worst distance on the board between where the pose and the truth put the cell centres."""
+    return float(np.linalg.norm(pose.to_board(view.project(CELLS)) - CELLS, axis=1).max())
+
+
+def with_markers(geometry: BoardGeometry, markers, **extra) -> BoardGeometry:
+    return BoardGeometry(
+        geometry.game,
+        geometry.aruco_dictionary,
+        tuple(markers),
+        geometry.cells,
+        geometry.mat_origin,
+        geometry.mat_size,
+        extra=extra,
+    )
+
+
+# ------------------------------------------------------------------------------- fitting
+@pytest.mark.parametrize("index", range(len(VIEWS)))
+def test_the_fitted_homography_matches_the_camera(index):
+    view = VIEWS[index]
+    pose = BoardLocator([GEOMETRY, OTHER]).locate(frame_of(view, index), t=0.0)
+    assert pose.game == "testgame"
+    assert pose.markers_seen == tuple(m.id for m in GEOMETRY.markers)
+    assert pose.markers_used == pose.markers_seen
+    assert not pose.tracked
+    assert pose.reprojection_error < 1.0
+    assert np.abs(pose.to_image(CELLS) - view.project(CELLS)).max() < 1.0
+    assert cell_error_mm(pose, view) < 0.5
+    assert pose.confidence > 0.9
+    assert np.allclose(
+        pose.inverse @ pose.homography / (pose.inverse @ pose.homography)[2, 2], np.eye(3)
+    )
+
+
+def test_grey_and_bgra_frames_are_accepted():
+    view = VIEWS[1]
+    frame = frame_of(view, 3)
+    for image in (cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), cv2.cvtColor(frame, cv2.COLOR_BGR2BGRA)):
+        pose = BoardLocator([GEOMETRY]).locate(image, t=0.0)
+        assert cell_error_mm(pose, view) < 0.5
+
+
+@pytest.mark.parametrize("game", available_games())
+def test_each_real_mat_is_recognised_among_all_games(game):
+    geometry = load_geometry(game)
+    view = View.looking_at(target=_mat_centre(geometry), tilt_deg=20, yaw_deg=10, distance=620)
+    frame = frame_of(view, 7, render_mat(geometry), geometry)
+    pose = BoardLocator().locate(frame, t=0.0)
+    assert pose.game == game
+    assert set(pose.markers_used) == geometry.marker_ids
+    cells = np.array([c.center for c in geometry.cells])
+    assert np.linalg.norm(pose.to_board(view.project(cells)) - cells, axis=1).max() < 1.0
+
+
+def _mat_centre(geometry: BoardGeometry) -> tuple[float, float]:
+    (x, y), (w, h) = geometry.mat_origin, geometry.mat_size
+    return x + w / 2, y + h / 2
+
+
+def test_the_game_with_most_markers_in_view_wins():
+    both = with_markers(GEOMETRY, GEOMETRY.markers + OTHER.markers[:2])
+    view = VIEWS[1]
+    frame = frame_of(view, 11, render_mat(both), both)
+    assert BoardLocator([OTHER, GEOMETRY]).locate(frame, t=0.0).game == "testgame"
+    five_hidden = cover_markers(frame, view, GEOMETRY, [10, 11, 12, 13, 14])
+    pose = BoardLocator([OTHER, GEOMETRY]).locate(five_hidden, t=0.0)
+    assert pose.game == "othergame"
+    assert pose.markers_seen == (20, 21)
+
+
+@pytest.mark.parametrize(
+    ("hidden", "bound_mm"),
+    [
+        ([10], 2.0),
+        ([10, 14], 2.0),
+        ([11, 12, 15], 2.0),
+        ([10, 11, 12, 13], 2.0),
+        ([10, 11, 12, 13, 14], 10.0),
+    ],
+)
+def test_hidden_markers_leave_enough_to_fit(hidden, bound_mm):
+    for seed, view in enumerate(VIEWS[1:4]):
+        frame = cover_markers(frame_of(view, seed), view, GEOMETRY, hidden)
+        pose = BoardLocator([GEOMETRY]).locate(frame, t=0.0)
+        assert set(pose.markers_seen) == GEOMETRY.marker_ids - set(hidden)
+        assert cell_error_mm(pose, view) < bound_mm
+
+
+def test_markers_a_few_mm_and_degrees_off_are_tolerated():
+    rng = np.random.default_rng(5)
+    sloppy = with_markers(
+        GEOMETRY,
+        (
+            Marker(
+                m.id,
+                tuple(np.add(m.center, rng.uniform(-3, 3, 2))),
+                m.size,
+                m.rotation_deg + rng.uniform(-3, 3),
+            )
+            for m in GEOMETRY.markers
+        ),
+    )
+    view = VIEWS[2]
+    pose = BoardLocator([GEOMETRY]).locate(frame_of(view, 5, render_mat(sloppy), sloppy), t=0.0)
+    assert pose.markers_used == pose.markers_seen
+    assert cell_error_mm(pose, view) < 3.0
+    assert 0.5 < pose.error_mm < 6.0  # the misplacement shows in the fit error
+
+
+def _shifted(marker: Marker, dx: float) -> Marker:
+    return Marker(
+        marker.id, (marker.center[0] + dx, marker.center[1]), marker.size, marker.rotation_deg
+    )
+
+
+@pytest.mark.parametrize("misplaced", [13, 14])
+def test_a_badly_misplaced_marker_is_left_out(misplaced):
+    moved = with_markers(
+        GEOMETRY, (_shifted(m, 30.0) if m.id == misplaced else m for m in GEOMETRY.markers)
+    )
+    view = VIEWS[1]
+    pose = BoardLocator([GEOMETRY]).locate(frame_of(view, 6, render_mat(moved), moved), t=0.0)
+    assert misplaced in pose.markers_seen
+    assert pose.markers_used == tuple(sorted(GEOMETRY.marker_ids - {misplaced}))
+    assert cell_error_mm(pose, view) < 1.0
+
+
+# ------------------------------------------------------------------------------- not found
+def test_an_empty_table_has_no_markers():
+    with pytest.raises(BoardNotFound) as caught:
+        BoardLocator([GEOMETRY]).locate(table(np.random.default_rng(0)), t=0.0)
+    assert caught.value.reason == NO_MARKERS
+    assert caught.value.hint in str(caught.value)
+
+
+def test_markers_of_no_known_game_are_reported():
+    stranger = _geometry_with_ids(GEOMETRY, 40)
+    frame = frame_of(VIEWS[1], 1, render_mat(stranger), stranger)
+    with pytest.raises(BoardNotFound) as caught:
+        BoardLocator([GEOMETRY, OTHER]).locate(frame, t=0.0)
+    assert caught.value.reason == UNKNOWN_MARKERS
+
+
+def _geometry_with_ids(geometry: BoardGeometry, first_id: int) -> BoardGeometry:
+    return with_markers(
+        geometry,
+        (
+            Marker(first_id + k, m.center, m.size, m.rotation_deg)
+            for k, m in enumerate(geometry.markers)
+        ),
+    )
+
+
+def test_too_few_markers_without_a_track():
+    view = VIEWS[1]
+    frame = cover_markers(frame_of(view, 2), view, GEOMETRY, [10, 11, 12, 13, 14])
+    with pytest.raises(BoardNotFound) as caught:
+        BoardLocator([GEOMETRY], min_markers=2).locate(frame, t=0.0)
+    assert caught.value.reason == TOO_FEW_MARKERS
+
+
+def test_markers_in_the_wrong_places_are_a_bad_fit():
+    places = {10: 15, 11: 13, 12: 14, 13: 11, 14: 12, 15: 10}  # id -> whose place it took
+    scrambled = with_markers(
+        GEOMETRY,
+        (
+            Marker(m.id, GEOMETRY.marker(places[m.id]).center, m.size, m.rotation_deg)
+            for m in GEOMETRY.markers
+        ),
+    )
+    frame = frame_of(VIEWS[1], 4, render_mat(scrambled), scrambled)
+    with pytest.raises(BoardNotFound) as caught:
+        BoardLocator([GEOMETRY]).locate(frame, t=0.0)
+    assert caught.value.reason == BAD_FIT
+
+
+# ------------------------------------------------------------------------------- tracking
+def test_the_last_pose_is_reused_while_markers_are_hidden_then_goes_stale():
+    view = VIEWS[1]
+    locator = BoardLocator([GEOMETRY], max_age=1.0)
+    for k in range(3):
+        fitted = locator.locate(frame_of(view, k), t=0.1 * k)
+    assert fitted.markers_missing == ()
+    hidden = cover_markers(frame_of(view, 9), view, GEOMETRY, [m.id for m in GEOMETRY.markers])
+    tracked = locator.locate(hidden, t=0.6)
+    assert tracked.tracked
+    assert tracked.age == pytest.approx(0.4)
+    assert np.array_equal(tracked.homography, fitted.homography)
+    assert tracked.markers_seen == ()
+    assert tracked.markers_missing == tuple(m.id for m in GEOMETRY.markers)
+    assert tracked.confidence < fitted.confidence
+    with pytest.raises(BoardNotFound) as caught:
+        locator.locate(hidden, t=1.3)
+    assert caught.value.reason == NO_MARKERS
+
+
+def test_a_nudged_board_is_followed_with_a_single_marker_in_view():
+    view = VIEWS[2]
+    locator = BoardLocator([GEOMETRY])
+    for k in range(3):
+        locator.locate(frame_of(view, k), t=0.1 * k)
+    nudged = view.nudged(12.0, -8.0, 3.0)
+    frame = cover_markers(frame_of(nudged, 5), nudged, GEOMETRY, [10, 11, 12, 13, 14])
+    pose = locator.locate(frame, t=0.4)
+    assert not pose.tracked
+    assert pose.markers_seen == (15,)
+    assert pose.markers_missing == (10, 11, 12, 13, 14)
+    assert cell_error_mm(pose, nudged) < 2.0
+
+
+def test_a_drifting_camera_is_followed_frame_by_frame():
+    locator = BoardLocator([GEOMETRY])
+    for k in range(8):
+        view = View.looking_at(tilt_deg=20 + k, yaw_deg=2 * k, distance=650 - 5 * k)
+        pose = locator.locate(frame_of(view, k), t=0.1 * k)
+        assert not pose.tracked
+        assert np.abs(pose.to_image(CELLS) - view.project(CELLS)).max() < 1.0
+
+
+def test_a_still_board_keeps_the_same_homography_and_a_moved_one_does_not():
+    view = VIEWS[3]
+    locator = BoardLocator([GEOMETRY])
+    poses = [locator.locate(frame_of(view, seed), t=0.1 * seed) for seed in range(6)]
+    assert all(np.array_equal(p.homography, poses[0].homography) for p in poses)
+    moved = locator.locate(frame_of(view.nudged(2.0, 0.0, 0.0), 7), t=0.7)
+    assert not np.array_equal(moved.homography, poses[0].homography)
+    assert moved.shift(poses[0]) > 1.0
+    assert cell_error_mm(moved, view.nudged(2.0, 0.0, 0.0)) < 0.5
+
+
+# ------------------------------------------------------------------------------- rectification
+def test_rectified_mat_lines_up_with_the_printed_mat():
+    view = VIEWS[2]
+    frame = frame_of(view, 8)
+    pose = BoardLocator([GEOMETRY]).locate(frame, t=0.0)
+    top_down = rectify(frame, pose, MAT_PX_PER_MM)
+    assert top_down.shape == MAT.shape
+    grey = [np.float32(cv2.cvtColor(im, cv2.COLOR_BGR2GRAY)) for im in (top_down, MAT)]
+    (dx, dy), response = cv2.phaseCorrelate(*grey)
+    assert response > 0.3
+    assert math.hypot(dx, dy) < 0.4  # px, at 4 px/mm: a tenth of a mm
+
+
+def test_rectified_markers_are_upright_where_the_geometry_puts_them():
+    view = VIEWS[4]  # camera on the far side: the image is upside down
+    frame = frame_of(view, 8)
+    pose = BoardLocator([GEOMETRY]).locate(frame, t=0.0)
+    area = Rectification.of_mat(GEOMETRY, 2.0)
+    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50))
+    corners, ids, _ = detector.detectMarkers(area.warp(frame, pose))
+    assert sorted(ids.ravel()) == sorted(GEOMETRY.marker_ids)
+    for quad, marker_id in zip(corners, ids.ravel(), strict=True):
+        expected = area.to_px(GEOMETRY.marker(int(marker_id)).corners())
+        assert np.abs(quad.reshape(4, 2) - expected).max() < 2.0  # 1 mm: corner order holds
+
+
+def test_cell_area_rectification_round_trips():
+    area = Rectification.of_cells(GEOMETRY, 2.0, margin_mm=5.0)
+    assert area.origin == (95.0, 55.0)
+    assert area.size == (round(230 * 2.0), round(230 * 2.0))
+    assert np.allclose(area.to_mm(area.to_px(CELLS)), CELLS)
+    assert np.allclose(area.to_px([[95.0, 55.0]]), [[-0.5, -0.5]])
+
+
+# ------------------------------------------------------------------------------- above the board
+def _true_intrinsics(view: View) -> CameraIntrinsics:
+    return CameraIntrinsics(view.k[0, 0], view.k[1, 1], view.k[0, 2], view.k[1, 2])
+
+
+@pytest.mark.parametrize("index", [1, 2, 4])
+def test_points_above_the_board_project_like_the_camera(index):
+    view = VIEWS[index]
+    pose = BoardLocator([GEOMETRY]).locate(frame_of(view, index), t=0.0)
+    for height in (20.0, 50.0):
+        truth = view.project(CELLS, height)
+        flat = view.project(CELLS)
+        assert np.abs(flat - truth).max() > 5.0  # parallax is real at this height
+        with_k = pose.project_above(CELLS, height, _true_intrinsics(view))
+        assert np.abs(with_k - truth).max() < 1.0
+        estimated = pose.project_above(CELLS, height)
+        assert np.abs(estimated - truth).max() < 2.0
+    assert np.allclose(pose.camera_centre(_true_intrinsics(view)), view.camera_centre(), atol=5.0)
+
+
+def test_a_frontal_view_falls_back_to_the_default_field_of_view():
+    exact = estimate_intrinsics(VIEWS[0].homography, FRAME_SIZE, hfov_deg=70.0)
+    assert exact == CameraIntrinsics.from_fov(FRAME_SIZE, 70.0)
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(
+    tilt=st.floats(12.0, 55.0),
+    yaw=st.floats(-180.0, 180.0),
+    f=st.floats(600.0, 2000.0),
+    distance=st.floats(400.0, 1000.0),
+)
+def test_focal_length_is_recovered_from_a_tilted_homography(tilt, yaw, f, distance):
+    view = View.looking_at(tilt_deg=tilt, yaw_deg=yaw, f=f, distance=distance)
+    assert estimate_intrinsics(view.homography, FRAME_SIZE).fx == pytest.approx(f, rel=1e-6)
+
+
+def test_from_fov_matches_the_pinhole_formula():
+    k = CameraIntrinsics.from_fov((1280, 960), 66.0)
+    assert math.degrees(2 * math.atan(640 / k.fx)) == pytest.approx(66.0)
+    assert (k.cx, k.cy) == (639.5, 479.5)
+
+
+def test_a_lifted_plane_is_the_board_top_seen_through_the_camera():
+    view = VIEWS[2]
+    pose = BoardLocator([GEOMETRY]).locate(frame_of(view, 3), t=0.0)
+    top = pose.lifted(30.0)
+    assert np.allclose(top.to_image(CELLS), pose.project_above(CELLS, 30.0))
+    assert np.abs(top.to_image(CELLS) - view.project(CELLS, 30.0)).max() < 2.0
+    assert np.allclose(top.to_board(top.to_image(CELLS)), CELLS)
+    assert pose.surface() is pose  # the fixture's board has no thickness
+    thick = replace(
+        pose, geometry=with_markers(GEOMETRY, GEOMETRY.markers, board={"thickness": 12})
+    )
+    assert np.allclose(thick.surface().homography, pose.lifted(12.0).homography)
+    with pytest.raises(ValueError):
+        pose.lifted(5000.0)
+
+
+# ------------------------------------------------------------------------------- the lens
+def test_lens_distort_and_undistort_are_inverse():
+    grid = np.dstack(np.meshgrid(np.linspace(0, 1279, 17), np.linspace(0, 959, 13))).reshape(-1, 2)
+    for k in (-0.05, -0.02, 0.0, 0.05, 0.2):
+        lens = Lens(k, FRAME_SIZE)
+        assert np.abs(lens.undistort(lens.distort(grid)) - grid).max() < 1e-6
+        assert np.abs(lens.distort(grid) - distort(grid, FRAME_SIZE, k)).max() < 1e-6
+    assert np.array_equal(Lens(0.1, FRAME_SIZE).undistort([[639.5, 479.5]]), [[639.5, 479.5]])
+
+
+@pytest.mark.parametrize("k", [-0.05, 0.0, 0.05, 0.12])
+def test_the_lens_is_recovered_from_exact_marker_corners(k):
+    board = np.concatenate([m.corners() for m in GEOMETRY.markers]).astype(np.float64)
+    for view in VIEWS[1:4]:
+        image = distort(view.project(board), FRAME_SIZE, k)
+        assert estimate_lens(board, image, FRAME_SIZE).k == pytest.approx(k, abs=2e-3)
+
+
+def test_a_wide_angle_camera_is_calibrated_from_the_first_frames():
+    k = 0.08
+    view = VIEWS[1]
+    truth = distort(view.project(CELLS), FRAME_SIZE, k)
+    errors = {}
+    for lens_k in (None, 0.0):
+        locator = BoardLocator([GEOMETRY], lens_k=lens_k)
+        for seed in range(BoardLocator.CALIBRATION_FITS + 1):
+            frame = render(MAT, GEOMETRY, view, np.random.default_rng(seed), distortion=k)
+            pose = locator.locate(frame, t=0.1 * seed)
+        errors[lens_k] = np.abs(pose.to_image(CELLS) - truth).max()
+        if lens_k is None:
+            assert pose.lens.k == pytest.approx(k, abs=0.01)
+            assert np.allclose(pose.to_board(truth), CELLS, atol=0.5)
+            top_down = rectify(frame, pose, MAT_PX_PER_MM)
+            grey = [np.float32(cv2.cvtColor(im, cv2.COLOR_BGR2GRAY)) for im in (top_down, MAT)]
+            (dx, dy), _ = cv2.phaseCorrelate(*grey)
+            assert math.hypot(dx, dy) < 0.4
+    assert errors[None] < 0.5
+    assert errors[None] < errors[0.0]
+
+
+# ------------------------------------------------------------------------------- rendered scenes
+SYNTH_CASES = [(game, seed) for game in available_games() for seed in (1, 2)]
+
+
+@pytest.mark.parametrize(("game", "seed"), SYNTH_CASES)
+def test_synthetic_scenes_are_located_to_a_pixel(game, seed):
+    """The renderer's photos (lens distortion, a raised board, light, noise, JPEG)."""
+    scene = render_scene(game, random_position(game, np.random.default_rng(seed)), seed, hand=False)
+    locator = BoardLocator()
+    for k in range(BoardLocator.CALIBRATION_FITS):
+        pose = locator.locate(scene.image, t=0.1 * k)
+    assert pose.game == game
+    geometry = load_geometry(game)
+    cells = np.array([c.center for c in geometry.cells])
+    truth = np.array([scene.cell_centers()[c.name] for c in geometry.cells])
+    assert np.abs(pose.surface().to_image(cells) - truth).max() < 1.0
+
+
+@pytest.mark.parametrize("game", available_games())
+def test_a_hand_over_a_synthetic_board_does_not_lose_it(game):
+    seed = 3
+    scene = render_scene(game, random_position(game, np.random.default_rng(seed)), seed, hand=True)
+    pose = BoardLocator().locate(scene.image, t=0.0)
+    assert pose.game == game
+    geometry = load_geometry(game)
+    visible = [c for c in geometry.cells if c.name not in scene.hidden]
+    cells = np.array([c.center for c in visible])
+    truth = np.array([scene.cell_centers()[c.name] for c in visible])
+    assert np.abs(pose.surface().to_image(cells) - truth).max() < 3.0  # lens not yet estimated

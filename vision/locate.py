@@ -1,0 +1,836 @@
+"""Find the board in a camera frame: ArUco markers -> which game -> homography, tracked over time.
+
+:class:`BoardLocator` detects the markers of every known geometry (on a downscaled grey image,
+corners refined at full resolution), recognises the game by its marker ids, fits the homography
+board mm -> image px (robust to misplaced markers), estimates the lens's radial distortion from
+the first frames, and follows the board from frame to frame. The result is a :class:`BoardPose`;
+when there is no usable board it raises :class:`BoardNotFound` with a reason code.
+
+A pose maps points between the board (mm) and the image (px); :meth:`BoardPose.lifted` and
+:meth:`BoardPose.surface` give the pose of a plane above the markers (a raised board's top) and
+:meth:`BoardPose.project_above` projects piece tops, with known or estimated intrinsics.
+:class:`Rectification` / :func:`rectify` make top-down images. See ``docs/vision/pipeline.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from itertools import combinations
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .geometry import BoardGeometry, available_games, load_geometry
+
+#: Reasons of :class:`BoardNotFound`.
+NO_MARKERS = "no-markers"
+UNKNOWN_MARKERS = "unknown-markers"
+TOO_FEW_MARKERS = "too-few-markers"
+BAD_FIT = "bad-fit"
+
+#: Horizontal field of view assumed when the intrinsics cannot be estimated (Camera Module 3).
+DEFAULT_HFOV_DEG = 66.0
+
+#: What to tell the players, per reason (short enough for the OLED's "no board" screen).
+HINTS = {
+    NO_MARKERS: "Check the mat's markers are in view and lit",
+    UNKNOWN_MARKERS: "Markers of no known game: is it the right mat?",
+    TOO_FEW_MARKERS: "Too few markers in view: clear the mat's edges",
+    BAD_FIT: "Markers do not match the board file: is it the right mat?",
+}
+
+
+class BoardNotFound(LookupError):
+    """No usable board in the frame: ``reason`` is a reason code, ``hint`` what to tell the
+    players; ``str()`` adds the details for the log."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(HINTS[reason] + (f" ({detail})" if detail else ""))
+        self.reason = reason
+        self.hint = HINTS[reason]
+
+
+@dataclass(frozen=True)
+class CameraIntrinsics:
+    """Pinhole intrinsics in pixels (no distortion): focal lengths and principal point."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+
+    @classmethod
+    def from_fov(cls, image_size: tuple[int, int], hfov_deg: float) -> CameraIntrinsics:
+        """Square pixels, centred principal point, horizontal field of view ``hfov_deg``."""
+        w, h = image_size
+        f = (w / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
+        return cls(f, f, (w - 1) / 2.0, (h - 1) / 2.0)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The 3x3 camera matrix K."""
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+
+def estimate_intrinsics(
+    homography: np.ndarray,
+    image_size: tuple[int, int],
+    *,
+    hfov_deg: float = DEFAULT_HFOV_DEG,
+    min_tilt_deg: float = 8.0,
+) -> CameraIntrinsics:
+    """Intrinsics from one board homography (square pixels, centred principal point).
+
+    The focal length follows from the rotation's columns being orthogonal and of equal length
+    (Zhang's constraints, least squares). It is only defined when the board is seen at an angle:
+    below ``min_tilt_deg``, or if the solution is implausible, the ``hfov_deg`` default is used.
+    """
+    fallback = CameraIntrinsics.from_fov(image_size, hfov_deg)
+    shift = np.array([[1.0, 0.0, -fallback.cx], [0.0, 1.0, -fallback.cy], [0.0, 0.0, 1.0]])
+    a = shift @ np.asarray(homography, dtype=np.float64)
+    a = a / np.linalg.norm(a[:, :2])
+    p = np.array(
+        [
+            a[0, 0] * a[0, 1] + a[1, 0] * a[1, 1],
+            a[0, 0] ** 2 + a[1, 0] ** 2 - a[0, 1] ** 2 - a[1, 1] ** 2,
+        ]
+    )
+    q = np.array([a[2, 0] * a[2, 1], a[2, 0] ** 2 - a[2, 1] ** 2])
+    denom = float(p @ p)
+    inv_f2 = -float(p @ q) / denom if denom > 0 else 0.0
+    width = image_size[0]
+    if inv_f2 <= 0:
+        return fallback
+    f = 1.0 / math.sqrt(inv_f2)
+    if not 0.3 * width < f < 5.0 * width:
+        return fallback
+    guess = CameraIntrinsics(f, f, fallback.cx, fallback.cy)
+    _, normal = _decompose(homography, guess)
+    if math.degrees(math.acos(min(1.0, abs(normal[2])))) < min_tilt_deg:
+        return fallback
+    return guess
+
+
+def _decompose(
+    homography: np.ndarray, intrinsics: CameraIntrinsics
+) -> tuple[np.ndarray, np.ndarray]:
+    """Camera centre in board mm (z < 0: above the board) and the board normal in camera axes."""
+    a = np.linalg.solve(intrinsics.matrix, np.asarray(homography, dtype=np.float64))
+    scale = 2.0 / (np.linalg.norm(a[:, 0]) + np.linalg.norm(a[:, 1]))
+    r1, r2, t = a[:, 0] * scale, a[:, 1] * scale, a[:, 2] * scale
+    if t[2] < 0:
+        r1, r2, t = -r1, -r2, -t
+    u, _, vt = np.linalg.svd(np.column_stack([r1, r2, np.cross(r1, r2)]))
+    rotation = u @ vt
+    return -rotation.T @ t, rotation[:, 2]
+
+
+def _apply(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    return cv2.perspectiveTransform(pts[None], matrix)[0]
+
+
+def _mat_corners(geometry: BoardGeometry) -> np.ndarray:
+    (x, y), (w, h) = geometry.mat_origin, geometry.mat_size
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], dtype=np.float64)
+
+
+def _mat_shift(geometry: BoardGeometry, a: np.ndarray, b: np.ndarray) -> float:
+    corners = _mat_corners(geometry)
+    return float(np.max(np.linalg.norm(_apply(a, corners) - _apply(b, corners), axis=1)))
+
+
+@dataclass(frozen=True)
+class Lens:
+    """Radial distortion with one coefficient ``k`` about the image centre ``c``: image point
+    ``d`` shows what an ideal pinhole camera sees at ``c + (d - c) * (1 + k * |d - c|^2 / R^2)``,
+    ``R`` half the image diagonal. ``k > 0`` is barrel distortion, ``k = 0`` a pinhole."""
+
+    k: float
+    image_size: tuple[int, int]
+
+    def _centre(self) -> tuple[np.ndarray, float]:
+        w, h = self.image_size
+        return np.array([(w - 1) / 2.0, (h - 1) / 2.0]), (w * w + h * h) / 4.0
+
+    def undistort(self, points_px: np.ndarray) -> np.ndarray:
+        """Image points (Nx2 px) -> ideal pinhole points."""
+        c, r2 = self._centre()
+        d = np.asarray(points_px, dtype=np.float64).reshape(-1, 2) - c
+        return c + d * (1.0 + self.k * (d * d).sum(axis=1, keepdims=True) / r2)
+
+    def distort(self, ideal_px: np.ndarray) -> np.ndarray:
+        """Ideal pinhole points (Nx2 px) -> image points (Newton on the radius)."""
+        c, r2 = self._centre()
+        u = np.asarray(ideal_px, dtype=np.float64).reshape(-1, 2) - c
+        ru = np.sqrt((u * u).sum(axis=1, keepdims=True) / r2)
+        rd = ru.copy()
+        for _ in range(5):
+            rd -= (rd + self.k * rd**3 - ru) / (1.0 + 3.0 * self.k * rd**2)
+        return c + u * np.divide(rd, ru, out=np.ones_like(ru), where=ru > 1e-12)
+
+
+def estimate_lens(
+    board_mm: np.ndarray,
+    image_px: np.ndarray,
+    image_size: tuple[int, int],
+    limits: tuple[float, float] = (-0.1, 0.3),
+) -> Lens | None:
+    """The :class:`Lens` under which matching board and image points (Nx2) best fit one
+    homography (golden-section search on ``k`` within ``limits``, where the model stays
+    invertible over the image); ``None`` if the best ``k`` is at a limit (not a lens effect)."""
+
+    def rms(k: float) -> float:
+        ideal = Lens(k, image_size).undistort(image_px)
+        homography, _ = cv2.findHomography(board_mm, ideal, 0)
+        if homography is None:
+            return math.inf
+        return float(np.sqrt(np.mean((_apply(homography, board_mm) - ideal) ** 2)))
+
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    lo, hi = limits
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = rms(a), rms(b)
+    for _ in range(24):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = rms(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = rms(b)
+    k = (lo + hi) / 2.0
+    margin = 0.02 * (limits[1] - limits[0])
+    return None if not limits[0] + margin < k < limits[1] - margin else Lens(k, image_size)
+
+
+@dataclass(frozen=True, eq=False)
+class BoardPose:
+    """Where one game's board is in one frame.
+
+    ``homography`` maps board mm to image px and ``inverse`` back. ``markers_seen`` are the
+    game's markers detected in this frame, ``markers_used`` those the fit kept (the others are
+    off their documented place), ``markers_missing`` those seen steadily before but not now (a
+    hand?). ``reprojection_error`` is the RMS corner error in px, ``error_mm`` the mean corner
+    error on the board. A ``tracked`` pose is the last fitted one reused, ``age`` seconds old.
+    With a ``lens``, the homography maps to ideal (undistorted) pixels and :meth:`to_image` /
+    :meth:`to_board` add / remove the distortion.
+    """
+
+    geometry: BoardGeometry
+    homography: np.ndarray
+    inverse: np.ndarray
+    image_size: tuple[int, int]
+    markers_seen: tuple[int, ...]
+    markers_used: tuple[int, ...]
+    markers_missing: tuple[int, ...]
+    reprojection_error: float
+    error_mm: float
+    confidence: float
+    t: float
+    tracked: bool = False
+    age: float = 0.0
+    lens: Lens | None = None
+
+    @property
+    def game(self) -> str:
+        """The game recognised from the markers."""
+        return self.geometry.game
+
+    def to_image(self, points_mm: np.ndarray | Iterable) -> np.ndarray:
+        """Board points (Nx2 mm) -> image points (Nx2 px)."""
+        ideal = _apply(self.homography, np.asarray(points_mm))
+        return ideal if self.lens is None else self.lens.distort(ideal)
+
+    def to_board(self, points_px: np.ndarray | Iterable) -> np.ndarray:
+        """Image points (Nx2 px) -> board points (Nx2 mm) on the board plane."""
+        ideal = np.asarray(points_px) if self.lens is None else self.lens.undistort(points_px)
+        return _apply(self.inverse, ideal)
+
+    def mat_corners(self) -> np.ndarray:
+        """The mat's 4 corners in the image (4x2 px), clockwise from its top-left."""
+        return self.to_image(_mat_corners(self.geometry))
+
+    def shift(self, other: BoardPose) -> float:
+        """How far the mat corners moved in the image between ``other`` and this pose (px)."""
+        return _mat_shift(self.geometry, self.homography, other.homography)
+
+    def camera_centre(
+        self, intrinsics: CameraIntrinsics | None = None
+    ) -> tuple[float, float, float]:
+        """The camera's position: board x, y (mm) and height above the board plane (mm).
+
+        Without ``intrinsics`` they are estimated from the homography (:func:`estimate_intrinsics`).
+        """
+        k = intrinsics or estimate_intrinsics(self.homography, self.image_size)
+        centre, _ = _decompose(self.homography, k)
+        return float(centre[0]), float(centre[1]), float(-centre[2])
+
+    def lifted(self, height_mm: float, intrinsics: CameraIntrinsics | None = None) -> BoardPose:
+        """This pose for the plane ``height_mm`` above the markers' plane (e.g. a board's top
+        face): a point there lies on the camera ray through the point where that ray meets the
+        markers' plane, which is a scaling about the point under the camera."""
+        cx, cy, cz = self.camera_centre(intrinsics)
+        if height_mm >= cz:
+            raise ValueError(f"a plane at {height_mm:.0f} mm is above the camera ({cz:.0f} mm)")
+        k = cz / (cz - height_mm)
+        scale = np.array([[k, 0.0, (1 - k) * cx], [0.0, k, (1 - k) * cy], [0.0, 0.0, 1.0]])
+        homography = self.homography @ scale
+        return replace(self, homography=homography, inverse=np.linalg.inv(homography))
+
+    def surface(self, intrinsics: CameraIntrinsics | None = None) -> BoardPose:
+        """This pose for the playing surface: the markers' plane raised by the geometry's
+        ``board.thickness`` (0 when the file gives none)."""
+        thickness = float(self.geometry.extra.get("board", {}).get("thickness", 0.0))
+        return self.lifted(thickness, intrinsics) if thickness else self
+
+    def project_above(
+        self,
+        points_mm: np.ndarray | Iterable,
+        height_mm: float | np.ndarray,
+        intrinsics: CameraIntrinsics | None = None,
+    ) -> np.ndarray:
+        """Image px of board points raised ``height_mm`` (one, or one per point) above the
+        plane of this pose: parallax-corrected piece tops (see :meth:`lifted`)."""
+        cx, cy, cz = self.camera_centre(intrinsics)
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(pts),))
+        if np.any(h >= cz):
+            raise ValueError(f"points at {h.max():.0f} mm are above the camera ({cz:.0f} mm)")
+        k = (cz / (cz - h))[:, None]
+        centre = np.array([cx, cy])
+        return self.to_image(centre + (pts - centre) * k)
+
+
+@dataclass(frozen=True)
+class Rectification:
+    """A top-down view of a board area: ``origin`` and ``size_mm`` on the board, ``px_per_mm``.
+
+    Pixel (u, v) of the image covers board mm ``origin + [u, u + 1) / px_per_mm``.
+    """
+
+    origin: tuple[float, float]
+    size_mm: tuple[float, float]
+    px_per_mm: float
+
+    @classmethod
+    def of_mat(cls, geometry: BoardGeometry, px_per_mm: float) -> Rectification:
+        """The geometry's whole mat (markers included)."""
+        return cls(geometry.mat_origin, geometry.mat_size, px_per_mm)
+
+    @classmethod
+    def of_cells(
+        cls, geometry: BoardGeometry, px_per_mm: float, margin_mm: float = 0.0
+    ) -> Rectification:
+        """The bounding box of the cells, grown by ``margin_mm``: less to warp than the mat."""
+        pts = np.concatenate([np.asarray(c.polygon, dtype=np.float64) for c in geometry.cells])
+        lo, hi = pts.min(axis=0) - margin_mm, pts.max(axis=0) + margin_mm
+        return cls(
+            (float(lo[0]), float(lo[1])), (float(hi[0] - lo[0]), float(hi[1] - lo[1])), px_per_mm
+        )
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the image in px."""
+        w, h = self.size_mm
+        return max(1, round(w * self.px_per_mm)), max(1, round(h * self.px_per_mm))
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """Board mm -> rectified px (3x3)."""
+        ox, oy = self.origin
+        s = self.px_per_mm
+        return np.array([[s, 0.0, -ox * s - 0.5], [0.0, s, -oy * s - 0.5], [0.0, 0.0, 1.0]])
+
+    def to_px(self, points_mm: np.ndarray | Iterable) -> np.ndarray:
+        """Board points (Nx2 mm) -> rectified image points (Nx2 px)."""
+        return _apply(self.matrix, np.asarray(points_mm))
+
+    def to_mm(self, points_px: np.ndarray | Iterable) -> np.ndarray:
+        """Rectified image points (Nx2 px) -> board points (Nx2 mm)."""
+        return _apply(np.linalg.inv(self.matrix), np.asarray(points_px))
+
+    def warp(
+        self, frame: np.ndarray, pose: BoardPose, interpolation: int = cv2.INTER_LINEAR
+    ) -> np.ndarray:
+        """The top-down image of this area in ``frame`` (``cv2.warpPerspective``, or ``remap``
+        through the pose's lens)."""
+        to_frame = pose.homography @ np.linalg.inv(self.matrix)
+        if pose.lens is None or pose.lens.k == 0.0:
+            return cv2.warpPerspective(
+                frame,
+                to_frame,
+                self.size,
+                flags=interpolation | cv2.WARP_INVERSE_MAP,
+                borderMode=cv2.BORDER_REPLICATE,
+            )
+        maps = _lens_maps(self.size, to_frame.tobytes(), pose.lens)
+        return cv2.remap(frame, maps, None, interpolation, borderMode=cv2.BORDER_REPLICATE)
+
+
+@lru_cache(maxsize=4)
+def _lens_maps(size: tuple[int, int], to_frame: bytes, lens: Lens) -> np.ndarray:
+    """Frame position (WxHx2 float32) of every rectified pixel; cached, as a still board keeps
+    its homography from frame to frame."""
+    w, h = size
+    u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+    matrix = np.frombuffer(to_frame, dtype=np.float64).reshape(3, 3)
+    ideal = _apply(matrix, np.column_stack([u.ravel(), v.ravel()]))
+    return lens.distort(ideal).reshape(h, w, 2).astype(np.float32)
+
+
+def rectify(
+    frame: np.ndarray, pose: BoardPose, px_per_mm: float, *, interpolation: int = cv2.INTER_LINEAR
+) -> np.ndarray:
+    """A top-down image of the pose's mat at ``px_per_mm`` (see :class:`Rectification`)."""
+    return Rectification.of_mat(pose.geometry, px_per_mm).warp(frame, pose, interpolation)
+
+
+def _rigid(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Least-squares rotation + translation mapping points ``src`` to ``dst`` (3x3)."""
+    mu_s, mu_d = src.mean(axis=0), dst.mean(axis=0)
+    u, _, vt = np.linalg.svd((dst - mu_d).T @ (src - mu_s))
+    rot = u @ np.diag([1.0, np.sign(np.linalg.det(u @ vt)) or 1.0]) @ vt
+    out = np.eye(3)
+    out[:2, :2] = rot
+    out[:2, 2] = mu_d - rot @ mu_s
+    return out
+
+
+def _grey(frame: np.ndarray) -> np.ndarray:
+    if frame.ndim == 2:
+        return frame
+    code = cv2.COLOR_BGRA2GRAY if frame.shape[2] == 4 else cv2.COLOR_BGR2GRAY
+    return cv2.cvtColor(frame, code)
+
+
+def _box(points: np.ndarray, grow: float, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The box (x0, y0, x1, y1) around image points, grown by ``grow`` px, within the frame."""
+    h, w = shape[:2]
+    x0, y0 = np.clip(np.floor(points.min(axis=0) - grow), 0, (w, h)).astype(int)
+    x1, y1 = np.clip(np.ceil(points.max(axis=0) + grow), 0, (w, h)).astype(int)
+    return int(x0), int(y0), int(x1), int(y1)
+
+
+def _side(quads: np.ndarray) -> float:
+    """Median side length (px) of Nx4x2 marker quads."""
+    return float(np.median(np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2)))
+
+
+def _dictionary(name: str) -> cv2.aruco.Dictionary:
+    key = "DICT_" + name.upper().removeprefix("DICT_")
+    if not hasattr(cv2.aruco, key):
+        raise ValueError(f"unknown ArUco dictionary {name!r}")
+    return cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, key))
+
+
+def _detector_parameters(windows: tuple[int, int, int]) -> cv2.aruco.DetectorParameters:
+    """ArUco parameters with adaptive-threshold windows (min, max, step); no corner refinement
+    (corners are refined at full resolution afterwards)."""
+    params = cv2.aruco.DetectorParameters()
+    params.minMarkerPerimeterRate = 0.02  # markers of ~10 px per side on the detection image
+    win_min, win_max, win_step = windows
+    params.adaptiveThreshWinSizeMin = win_min
+    params.adaptiveThreshWinSizeMax = win_max
+    params.adaptiveThreshWinSizeStep = win_step
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_NONE
+    return params
+
+
+#: one threshold window, for markers brought to ~MODULE_PX px per module (fast tracking pass)
+_FAST_WINDOWS = (7, 7, 10)
+#: three windows (5, 15, 25 px), for markers of unknown size (search pass)
+_SEARCH_WINDOWS = (5, 25, 10)
+
+
+@dataclass
+class _Fit:
+    homography: np.ndarray
+    used: tuple[int, ...]
+    rms_px: float
+    error_mm: float
+    marker_errors: dict[int, float]
+
+
+def _homography(
+    places: dict[int, np.ndarray], markers: dict[int, np.ndarray], ids: tuple[int, ...]
+) -> _Fit | None:
+    """The least-squares homography through every corner of the markers ``ids``."""
+    board = np.concatenate([places[i] for i in ids])
+    homography, _ = cv2.findHomography(board, np.concatenate([markers[i] for i in ids]), 0)
+    return None if homography is None else _score(homography, places, markers, ids)
+
+
+def _score(
+    homography: np.ndarray,
+    places: dict[int, np.ndarray],
+    markers: dict[int, np.ndarray],
+    ids: tuple[int, ...],
+) -> _Fit | None:
+    """RMS reprojection error (px) and each marker's mean corner error on the board (mm);
+    ``None`` for a degenerate or mirrored homography."""
+    if not np.all(np.isfinite(homography)) or np.linalg.det(homography[:2, :2]) <= 0:
+        return None
+    board = np.concatenate([places[i] for i in ids])
+    image = np.concatenate([markers[i] for i in ids])
+    rms = float(np.sqrt(np.mean(np.sum((_apply(homography, board) - image) ** 2, axis=1))))
+    back = _apply(np.linalg.inv(homography), image)
+    errors = np.linalg.norm(back - board, axis=1).reshape(len(ids), 4).mean(axis=1)
+    return _Fit(
+        homography, ids, rms, float(errors.mean()), dict(zip(ids, map(float, errors), strict=True))
+    )
+
+
+class BoardLocator:
+    """Finds and tracks the board of one of ``geometries`` (default: every known game).
+
+    ``locate(frame, t)`` returns a :class:`BoardPose` or raises :class:`BoardNotFound`.
+
+    - ``detect_scale``: markers are searched on the grey frame resized by this factor (full
+      resolution when nothing is found); a tracked board's markers are looked for first on a
+      frame resized to their size, with one threshold window. Corners are then refined with
+      ``cornerSubPix`` on the full-resolution frame.
+    - ``tolerance_mm``: a marker whose corners are further than this (mean) from the fit is
+      left out as misplaced, as long as most of the markers seen agree with each other.
+    - ``max_age``: seconds a fitted pose is reused while too few markers are visible.
+    - ``min_markers``: markers needed to fit a pose without a recent one to track.
+    - ``deadband_px``: a new fit moving the mat corners less than this keeps the previous
+      homography, so a still board gives identical rectified images.
+    - ``lens_k``: the camera's radial distortion (:class:`Lens`); ``None`` estimates it from the
+      first fits that use at least five markers (0 for a pinhole camera).
+    """
+
+    #: the lens is estimated on this many fits using at least CALIBRATION_MARKERS markers
+    CALIBRATION_FITS = 3
+    CALIBRATION_MARKERS = 5
+    #: markers needed for a full homography while a recent pose can be corrected instead
+    FULL_FIT_MARKERS = 3
+    #: a marker is "established" after this many sightings and forgotten after ``forget_after``
+    ESTABLISHED_HITS = 3
+    #: module (bit) size in px the fast tracking pass shrinks markers to
+    MODULE_PX = 4.0
+
+    def __init__(
+        self,
+        geometries: Iterable[BoardGeometry] | None = None,
+        *,
+        detect_scale: float = 0.5,
+        tolerance_mm: float = 6.0,
+        max_age: float = 2.0,
+        min_markers: int = 1,
+        deadband_px: float = 0.5,
+        forget_after: float = 10.0,
+        lens_k: float | None = None,
+    ) -> None:
+        geoms = tuple(geometries) if geometries is not None else _all_geometries()
+        if not geoms:
+            raise ValueError("no board geometry to look for")
+        self.geometries = geoms
+        self.detect_scale = detect_scale
+        self.tolerance_mm = tolerance_mm
+        self.max_age = max_age
+        self.min_markers = min_markers
+        self.deadband_px = deadband_px
+        self.forget_after = forget_after
+        self.lens_k = lens_k
+        self._lens_k = lens_k or 0.0
+        self._lens_estimates: list[float] = []
+        names = sorted({g.aruco_dictionary for g in geoms})
+        fast, search = _detector_parameters(_FAST_WINDOWS), _detector_parameters(_SEARCH_WINDOWS)
+        self._fast = {n: cv2.aruco.ArucoDetector(_dictionary(n), fast) for n in names}
+        self._search = {n: cv2.aruco.ArucoDetector(_dictionary(n), search) for n in names}
+        #: modules per marker side (data bits + black border), for the scale and refinement
+        self._modules = {n: _dictionary(n).markerSize + 2 for n in names}
+        self._places = {
+            g.game: {m.id: m.corners().astype(np.float64) for m in g.markers} for g in geoms
+        }
+        self._pose: BoardPose | None = None
+        self._module_px = 0.0
+        self._hits: dict[int, int] = {}
+        self._last_seen: dict[int, float] = {}
+
+    @classmethod
+    def for_game(cls, game: str, **options: Any) -> BoardLocator:
+        """A locator for ``game`` only (its ``hardware/boards`` geometry)."""
+        return cls([load_geometry(game)], **options)
+
+    @property
+    def pose(self) -> BoardPose | None:
+        """The last fitted pose (``None`` before the first, or after :meth:`reset`)."""
+        return self._pose
+
+    def reset(self) -> None:
+        """Forget the tracked board (e.g. a new game is set up)."""
+        self._pose = None
+        self._hits.clear()
+        self._last_seen.clear()
+
+    # ----------------------------------------------------------------- detection
+    def _detect(
+        self, grey: np.ndarray, expected: frozenset[int]
+    ) -> dict[str, dict[int, np.ndarray]]:
+        """Markers in ``grey``: dictionary name -> {id: 4x2 corners in full-resolution px}.
+
+        While tracking, the fast pass (:meth:`_track`) runs first. The search pass (three
+        threshold windows on the whole frame at ``detect_scale``, then at full resolution if
+        nothing is found) runs only when it misses one of the ``expected`` markers.
+        """
+        found = None
+        if self._pose is not None and expected and self._module_px > 0:
+            found = self._track(grey, self._pose, expected)
+        if found is None:
+            found = self._detect_at(grey, self.detect_scale, self._search)
+            if self.detect_scale < 1.0 and not any(found.values()):
+                found = self._detect_at(grey, 1.0, self._search)
+        self._refine(grey, found)
+        return found
+
+    def _track(
+        self, grey: np.ndarray, pose: BoardPose, expected: frozenset[int]
+    ) -> dict[str, dict[int, np.ndarray]] | None:
+        """The fast pass: each of the pose's markers, looked for where the pose puts it (a box
+        grown by 3/4 of its side), shrunk to MODULE_PX px per module, with one threshold
+        window. ``None`` when one of the ``expected`` markers is not found."""
+        name = pose.geometry.aruco_dictionary
+        detector = {name: self._fast[name]}
+        scale = min(1.0, self.MODULE_PX / self._module_px)
+        markers: dict[int, np.ndarray] = {}
+        for i, corners in self._places[pose.game].items():
+            quad = pose.to_image(corners)
+            x0, y0, x1, y1 = _box(quad, 0.75 * _side(quad[None]), grey.shape)
+            if min(x1 - x0, y1 - y0) * scale < 8:
+                continue  # out of the frame
+            crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0))
+            if i in crop[name]:
+                markers[i] = crop[name][i]
+        return {name: markers} if expected <= markers.keys() else None
+
+    @staticmethod
+    def _detect_at(
+        image: np.ndarray,
+        scale: float,
+        detectors: dict[str, cv2.aruco.ArucoDetector],
+        origin: tuple[int, int] = (0, 0),
+    ) -> dict[str, dict[int, np.ndarray]]:
+        """Detect on ``image`` (a crop of the frame at ``origin``) resized by ``scale``."""
+        if scale < 1.0:
+            area = (1.0 / scale).is_integer()  # OpenCV's fast INTER_AREA path, else bilinear
+            method = cv2.INTER_AREA if area else cv2.INTER_LINEAR
+            image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=method)
+        found: dict[str, dict[int, np.ndarray]] = {}
+        for name, detector in detectors.items():
+            corners, ids, _ = detector.detectMarkers(image)
+            markers: dict[int, np.ndarray] = {}
+            duplicates: set[int] = set()
+            for quad, marker_id in zip(corners, [] if ids is None else ids.ravel(), strict=True):
+                key = int(marker_id)
+                if key in markers:
+                    duplicates.add(key)
+                quad_px = (quad.reshape(4, 2).astype(np.float64) + 0.5) / scale - 0.5
+                markers[key] = quad_px + origin
+            found[name] = {k: v for k, v in markers.items() if k not in duplicates}
+        return found
+
+    def _refine(self, grey: np.ndarray, found: dict[str, dict[int, np.ndarray]]) -> None:
+        criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_COUNT, 30, 0.01)
+        for name, markers in found.items():
+            if not markers:
+                continue
+            ids = list(markers)
+            quads = np.stack([markers[i] for i in ids])
+            module = _side(quads) / self._modules[name]
+            win = int(max(1, min(5, round(0.4 * module))))
+            pts = quads.reshape(-1, 1, 2).astype(np.float32)
+            cv2.cornerSubPix(grey, pts, (win, win), (-1, -1), criteria)
+            refined = pts.reshape(-1, 4, 2).astype(np.float64)
+            for i, quad in zip(ids, refined, strict=True):
+                markers[i] = quad
+
+    # ----------------------------------------------------------------- localisation
+    def locate(self, frame: np.ndarray, t: float | None = None) -> BoardPose:
+        """The board's pose in ``frame`` (captured at ``t`` s); :class:`BoardNotFound` if none."""
+        now = time.monotonic() if t is None else float(t)
+        image_size = (int(frame.shape[1]), int(frame.shape[0]))
+        found = self._detect(_grey(frame), self._expected(now))
+        geometry, markers = self._recognise(found)
+        prior = self._fresh_prior(now, geometry)
+        if geometry is None:
+            if prior is not None:
+                return self._tracked(prior, now, ())
+            seen_any = any(found.values())
+            raise BoardNotFound(UNKNOWN_MARKERS if seen_any else NO_MARKERS)
+        if prior is None and self._pose is not None and self._pose.game != geometry.game:
+            self.reset()
+        seen = tuple(sorted(markers))
+        self._note_sightings(seen, now)
+        if len(markers) < self.min_markers and prior is None:
+            raise BoardNotFound(TOO_FEW_MARKERS, f"{len(markers)} of {geometry.game}'s markers")
+        lens = Lens(self._lens_k, image_size) if self._lens_k else None
+        ideal = markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
+        fit = self._fit(geometry, ideal, prior)
+        if fit is None:
+            if prior is not None:
+                return self._tracked(prior, now, seen)
+            raise BoardNotFound(BAD_FIT, f"{geometry.game}: markers {list(seen)}")
+        if prior is not None:
+            fit = self._deadband(fit, prior, ideal)
+        quads = np.stack(list(markers.values()))
+        self._module_px = _side(quads) / self._modules[geometry.aruco_dictionary]
+        self._calibrate(geometry, markers, fit.used, image_size)
+        pose = BoardPose(
+            geometry=geometry,
+            homography=fit.homography,
+            inverse=np.linalg.inv(fit.homography),
+            image_size=image_size,
+            markers_seen=seen,
+            markers_used=fit.used,
+            markers_missing=self._missing(seen, now),
+            reprojection_error=fit.rms_px,
+            error_mm=fit.error_mm,
+            confidence=self._confidence(geometry, fit),
+            t=now,
+            lens=lens,
+        )
+        self._pose = pose
+        return pose
+
+    def _calibrate(
+        self,
+        geometry: BoardGeometry,
+        markers: dict[int, np.ndarray],
+        used: tuple[int, ...],
+        image_size: tuple[int, int],
+    ) -> None:
+        """Estimate the lens from the first few fits with enough markers; then keep it."""
+        if self.lens_k is not None or len(self._lens_estimates) >= self.CALIBRATION_FITS:
+            return
+        if len(used) < self.CALIBRATION_MARKERS:
+            return
+        places = self._places[geometry.game]
+        board = np.concatenate([places[i] for i in used])
+        lens = estimate_lens(board, np.concatenate([markers[i] for i in used]), image_size)
+        if lens is not None:
+            self._lens_estimates.append(lens.k)
+            self._lens_k = float(np.median(self._lens_estimates))
+
+    def _recognise(
+        self, found: dict[str, dict[int, np.ndarray]]
+    ) -> tuple[BoardGeometry | None, dict[int, np.ndarray]]:
+        """The geometry with the most detected ids (ties: the tracked game, then by name)."""
+        tracked = self._pose.game if self._pose is not None else None
+        candidates = []
+        for g in self.geometries:
+            seen = {i: q for i, q in found.get(g.aruco_dictionary, {}).items() if i in g.marker_ids}
+            if seen:
+                candidates.append(((-len(seen), g.game != tracked, g.game), g, seen))
+        if not candidates:
+            return None, {}
+        _, geometry, seen = min(candidates, key=lambda c: c[0])
+        return geometry, seen
+
+    def _fresh_prior(self, now: float, geometry: BoardGeometry | None) -> BoardPose | None:
+        pose = self._pose
+        if pose is None or now - pose.t > self.max_age:
+            return None
+        if geometry is not None and geometry.game != pose.game:
+            return None
+        return pose
+
+    def _tracked(self, prior: BoardPose, now: float, seen: tuple[int, ...]) -> BoardPose:
+        age = now - prior.t
+        return replace(
+            prior,
+            markers_seen=seen,
+            markers_used=(),
+            markers_missing=self._missing(seen, now),
+            confidence=prior.confidence * max(0.0, 1.0 - age / self.max_age),
+            t=now,
+            tracked=True,
+            age=age,
+        )
+
+    def _note_sightings(self, seen: tuple[int, ...], now: float) -> None:
+        for i in seen:
+            self._hits[i] = self._hits.get(i, 0) + 1
+            self._last_seen[i] = now
+
+    def _expected(self, now: float) -> frozenset[int]:
+        """Markers seen steadily and recently: their absence means something hides them."""
+        return frozenset(
+            i
+            for i, hits in self._hits.items()
+            if hits >= self.ESTABLISHED_HITS and now - self._last_seen[i] <= self.forget_after
+        )
+
+    def _missing(self, seen: tuple[int, ...], now: float) -> tuple[int, ...]:
+        return tuple(sorted(self._expected(now) - set(seen)))
+
+    def _fit(
+        self, geometry: BoardGeometry, markers: dict[int, np.ndarray], prior: BoardPose | None
+    ) -> _Fit | None:
+        """Move the prior rigidly when few markers are seen, else fit a homography; markers off
+        by more than ``tolerance_mm`` are left out while most agree (see :meth:`_consensus`)."""
+        places = self._places[geometry.game]
+        ids = tuple(sorted(markers))
+        if prior is not None and len(ids) < self.FULL_FIT_MARKERS:
+            # the board slid on the table: move it rigidly in its own plane
+            board = np.concatenate([places[i] for i in ids])
+            moved = _apply(prior.inverse, np.concatenate([markers[i] for i in ids]))
+            fit = _score(prior.homography @ _rigid(board, moved), places, markers, ids)
+            if fit is not None and fit.error_mm <= self.tolerance_mm / 2:
+                return fit
+        fit = _homography(places, markers, ids)
+        if fit is None or max(fit.marker_errors.values()) <= self.tolerance_mm:
+            return fit
+        if len(ids) <= 2:
+            return None  # two markers disagree: no telling which one is off
+        # some marker is off: find the largest set of markers that agree (RANSAC over markers)
+        inliers = self._consensus(places, markers, ids)
+        if 2 * len(inliers) <= len(ids):
+            return None  # most markers disagree: the wrong geometry, or a misread
+        fit = _homography(places, markers, inliers)
+        if fit is None or max(fit.marker_errors.values()) > self.tolerance_mm:
+            return None
+        return fit
+
+    def _consensus(
+        self, places: dict[int, np.ndarray], markers: dict[int, np.ndarray], ids: tuple[int, ...]
+    ) -> tuple[int, ...]:
+        """Exhaustive RANSAC over marker subsets (at most 8 markers: 56 small fits): the most
+        markers within ``tolerance_mm`` of a fit through 3 of them (2 when only 3 are seen)."""
+        best: tuple[int, float, tuple[int, ...]] = (0, 0.0, ())
+        for subset in combinations(ids, 3 if len(ids) > 3 else 2):
+            fit = _homography(places, markers, subset)
+            if fit is None:
+                continue
+            fit = _score(fit.homography, places, markers, ids)
+            if fit is None:
+                continue
+            inliers = tuple(i for i in ids if fit.marker_errors[i] <= self.tolerance_mm)
+            spread = sum(fit.marker_errors[i] for i in inliers)
+            if (len(inliers), -spread) > best[:2]:
+                best = (len(inliers), -spread, inliers)
+        return best[2]
+
+    def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
+        """Keep the prior's homography when ``fit`` barely moves the mat (a still board)."""
+        if _mat_shift(prior.geometry, fit.homography, prior.homography) >= self.deadband_px:
+            return fit
+        kept = _score(prior.homography, self._places[prior.game], markers, fit.used)
+        return kept if kept is not None else fit
+
+    def _confidence(self, geometry: BoardGeometry, fit: _Fit) -> float:
+        """Support (markers used, three spread markers suffice) times fit quality."""
+        support = min(1.0, len(fit.used) / min(3, len(geometry.markers)))
+        quality = 1.0 / (1.0 + (fit.error_mm / self.tolerance_mm) ** 2)
+        return support * quality
+
+
+def _all_geometries() -> tuple[BoardGeometry, ...]:
+    return tuple(load_geometry(game) for game in available_games())

@@ -1,0 +1,226 @@
+"""Wait until the board is still and nobody's hand is over it, then hand over one frame to read.
+
+:class:`Settler` takes one rectified board image per frame and answers a :class:`SettleState`:
+
+- ``moving``: the image changed since the still period began, the board itself moved, or the
+  board has not yet been still for ``settle_time`` (``reason`` says which);
+- ``occluded``: a hand or arm is (probably) over the board;
+- ``settled``: the board has been still and clear for ``settle_time`` and differs from the last
+  settled board: ``frame`` is the image to read. Reported once per change;
+- ``unchanged``: still and clear, but nothing changed since the last settled board.
+
+Occlusion is judged without knowing the game's pieces, on a small (``work_width`` px wide),
+lightly blurred copy whose colour planes are each scaled to keep the median they had in the
+first frame, so a global lighting change (flicker, a cloud) does not count as a change:
+
+- markers that the locator saw steadily are missing (:class:`Hints`): always occluded;
+- a region differing from the last settled board touches the image border and covers more
+  than ``arm_area`` of it: an arm reaching in (every arm crosses the mat's edge);
+- skin-coloured pixels not in the last settled board cover more than ``skin_area``.
+
+The last two can be wrong (a big object left at the mat edge), so once the image has been
+perfectly still for ``patience`` seconds they no longer hold the board back.
+
+Stillness: the image is compared with the first frame of the current still period (so a slow
+creep adds up); more than ``min_area`` of the pixels changed by more than ``level`` (on a 0-255
+scale) starts a new period. The same measure against the last settled board decides between
+``settled`` and ``unchanged``. Areas are fractions of the image.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .locate import BoardPose
+
+MOVING = "moving"
+OCCLUDED = "occluded"
+SETTLED = "settled"
+UNCHANGED = "unchanged"
+
+#: ``SettleState.reason`` values.
+NO_BOARD = "board not found"
+MARKERS_HIDDEN = "markers hidden"
+ARM = "arm over the edge"
+SKIN = "skin colour"
+BOARD_MOVED = "board moved"
+MOTION = "motion"
+SETTLING = "settling"
+
+_SKIN_LOW = np.array([40, 135, 80], np.uint8)  # YCrCb
+_SKIN_HIGH = np.array([255, 175, 130], np.uint8)
+_KERNEL = np.ones((3, 3), np.uint8)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What the locator knows about the frame: markers seen steadily that are now missing, and
+    how far the board moved in the image since the previous frame (px)."""
+
+    markers_missing: int = 0
+    pose_shift_px: float = 0.0
+
+    @classmethod
+    def from_pose(cls, pose: BoardPose, previous: BoardPose | None = None) -> Hints:
+        """Hints from this frame's pose and the previous frame's (if any)."""
+        shift = 0.0
+        if previous is not None and previous.game == pose.game:
+            shift = pose.shift(previous)
+        return cls(len(pose.markers_missing), shift)
+
+
+@dataclass(frozen=True, eq=False)
+class SettleState:
+    """The answer to one frame: ``kind`` (``moving``, ``occluded``, ``settled``, ``unchanged``),
+    why (``reason``), the frame to read when ``settled``, how long the board has been still,
+    the fraction of the image that changed since the still period began (the previous frame,
+    while moving: ``motion``) and, when the board was judged, the fraction that differs from
+    the last settled board (``change``)."""
+
+    kind: str
+    t: float
+    reason: str = ""
+    frame: np.ndarray | None = None
+    still_for: float = 0.0
+    motion: float = 0.0
+    change: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class _Work:
+    """A frame, small: its gain-normalised planes and skin mask (colour frames only)."""
+
+    planes: tuple[np.ndarray, ...]
+    skin: np.ndarray | None
+
+
+def _median(plane: np.ndarray) -> float:
+    """The median of a uint8 image (from its histogram)."""
+    counts = np.cumsum(cv2.calcHist([plane], [0], None, [256], [0, 256]).ravel())
+    return float(np.searchsorted(counts, counts[-1] / 2.0))
+
+
+class Settler:
+    """The settle filter; feed it every frame with :meth:`push`."""
+
+    def __init__(
+        self,
+        settle_time: float = 0.4,
+        *,
+        work_width: int = 160,
+        level: float = 30.0,
+        min_area: float = 0.001,
+        arm_area: float = 0.02,
+        skin_area: float = 0.03,
+        max_shift_px: float = 1.5,
+        patience: float = 3.0,
+    ) -> None:
+        self.settle_time = settle_time
+        self.work_width = work_width
+        self.level = level
+        self.min_area = min_area
+        self.arm_area = arm_area
+        self.skin_area = skin_area
+        self.max_shift_px = max_shift_px
+        self.patience = patience
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (a new game, another board)."""
+        self._shape: tuple[int, ...] = ()
+        self._levels: tuple[float, ...] | None = None  # plane medians of the first frame
+        self._anchor: _Work | None = None
+        self._anchor_t = 0.0
+        self._reference: _Work | None = None
+        self._still = False
+        self._judged = False
+
+    def push(
+        self, t: float, rectified: np.ndarray | None, hints: Hints | None = None
+    ) -> SettleState:
+        """Judge the frame captured at ``t`` s: its rectified board image (grey or BGR; ``None``
+        when the board was not found) and what the locator says (:class:`Hints`)."""
+        hints = hints or Hints()
+        if rectified is None:
+            self._anchor = None
+            return SettleState(OCCLUDED, t, NO_BOARD)
+        if rectified.shape != self._shape:
+            self.reset()  # another board, or another resolution
+            self._shape = rectified.shape
+        work = self._prepare(rectified)
+        anchor = self._anchor
+        motion = 1.0 if anchor is None else float(self._changed(work, anchor).mean())
+        soft = self._occluder(work)
+        hard = MARKERS_HIDDEN if hints.markers_missing > 0 else ""
+        moved = hints.pose_shift_px > self.max_shift_px
+        if hard or moved or motion > self.min_area:
+            self._anchor, self._anchor_t, self._still = work, t, False
+            if hard or soft:
+                return SettleState(OCCLUDED, t, hard or soft, motion=motion)
+            return SettleState(MOVING, t, BOARD_MOVED if moved else MOTION, motion=motion)
+        if not self._still:
+            self._still, self._judged = True, False
+        still_for = t - self._anchor_t
+        if soft and still_for < self.patience:
+            return SettleState(OCCLUDED, t, soft, still_for=still_for, motion=motion)
+        if still_for < self.settle_time - 1e-9:
+            return SettleState(MOVING, t, SETTLING, still_for=still_for, motion=motion)
+        if self._judged:
+            return SettleState(UNCHANGED, t, still_for=still_for, motion=motion)
+        self._judged = True
+        reference, self._reference = self._reference, work
+        change = 1.0 if reference is None else float(self._changed(work, reference).mean())
+        kind = SETTLED if change > self.min_area else UNCHANGED
+        frame = rectified if kind == SETTLED else None
+        return SettleState(kind, t, frame=frame, still_for=still_for, motion=motion, change=change)
+
+    # ----------------------------------------------------------------- image measures
+    def _prepare(self, rectified: np.ndarray) -> _Work:
+        h, w = rectified.shape[:2]
+        size = (self.work_width, max(1, round(h * self.work_width / w)))
+        # bilinear is 10x cheaper than INTER_AREA; the blur then averages the camera noise
+        small = cv2.resize(rectified, size, interpolation=cv2.INTER_LINEAR)
+        if small.ndim == 3 and small.shape[2] == 4:
+            small = cv2.cvtColor(small, cv2.COLOR_BGRA2BGR)
+        small = cv2.GaussianBlur(small, (3, 3), 0)
+        planes = cv2.split(small)
+        medians = [max(_median(p), 8.0) for p in planes]
+        if self._levels is None:
+            self._levels = tuple(medians)
+        planes = [
+            cv2.multiply(p, level / m, dtype=cv2.CV_8U)
+            for p, level, m in zip(planes, self._levels, medians, strict=True)
+        ]
+        skin = None
+        if small.ndim == 3:
+            skin = cv2.inRange(cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb), _SKIN_LOW, _SKIN_HIGH)
+        return _Work(tuple(planes), skin)
+
+    def _changed(self, a: _Work, b: _Work) -> np.ndarray:
+        """Pixels (0/1) that differ by more than ``level`` in some colour plane, specks removed."""
+        diff = cv2.absdiff(a.planes[0], b.planes[0])
+        for pa, pb in zip(a.planes[1:], b.planes[1:], strict=True):
+            diff = cv2.max(diff, cv2.absdiff(pa, pb))
+        _, mask = cv2.threshold(diff, self.level, 1, cv2.THRESH_BINARY)
+        return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _KERNEL)
+
+    def _occluder(self, work: _Work) -> str:
+        """The soft occlusion cue this frame shows against the last settled board, or ``""``."""
+        reference = self._reference
+        if reference is None:
+            return ""
+        changed = self._changed(work, reference)
+        count, _, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
+        h, w = changed.shape
+        for x, y, bw, bh, area in stats[1:count]:
+            touches = x == 0 or y == 0 or x + bw == w or y + bh == h
+            if touches and area > self.arm_area * changed.size:
+                return ARM
+        if work.skin is not None and reference.skin is not None:
+            new_skin = cv2.subtract(work.skin, cv2.dilate(reference.skin, _KERNEL))
+            if cv2.countNonZero(new_skin) > self.skin_area * new_skin.size:
+                return SKIN
+        return ""
