@@ -73,6 +73,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"games": results}))
         return 0
+    if args.target == "vision":
+        from vision.bench import BENCH_GAMES as VISION_GAMES
+        from vision.bench import bench_game as bench_vision
+
+        results = {}
+        for name in [args.game] if args.game else list(VISION_GAMES):
+            r = bench_vision(name, scenes=args.scenes)
+            results[name] = r.to_json()
+            if not args.json:
+                print(
+                    f"{name:12s} cells {100 * r.cell_accuracy:7.3f} %  boards "
+                    f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
+                    f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
+                    f"({r.ms_per_frame / r.warp_ms:.1f}x)  not found {r.not_found}",
+                    flush=True,
+                )
+        if args.json:
+            print(json.dumps({"games": results}))
+        return 0
     print(f"referee: unknown benchmark {args.target!r}", file=sys.stderr)
     return 2
 
@@ -103,23 +122,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per input line")
     p.set_defaults(func=cmd_replay)
 
+    p = sub.add_parser("read", help="read the board in one photo")
+    p.add_argument("image")
+    p.add_argument("--game", choices=list(GAMES), help="default: recognised from the markers")
+    p.add_argument("--json", action="store_true", help="exactly the observation format")
+    p.set_defaults(func=_lazy("vision.read", "cmd_read"))
+
     p = sub.add_parser("mat", help="write a game's printable mat (1:1 scale) or sticker template")
     p.add_argument("game", choices=list(GAMES))
     p.add_argument("--out", required=True, help="FILE.pdf or FILE.png")
     p.add_argument("--dpi", type=int, default=300, help="print resolution (default 300)")
     p.set_defaults(func=_lazy("vision.mat", "cmd_mat"))
 
+    p = sub.add_parser("run", help="the appliance: camera, OLED and buttons (Ctrl-C to stop)")
+    p.add_argument("--game", choices=list(GAMES), help="default: [game] default in the config")
+    p.add_argument("--config", help="TOML file merged over firmware/default_config.toml")
+    p.add_argument("--fps", type=float, default=10.0, help="frames judged per second")
+    p.set_defaults(func=_lazy("firmware.appliance", "cmd_run"))
+
+    p = sub.add_parser("doctor", help="check camera, markers, display and buttons")
+    p.add_argument("--config", help="TOML file merged over firmware/default_config.toml")
+    p.set_defaults(func=_lazy("firmware.appliance", "cmd_doctor"))
+
     p = sub.add_parser("demo", help="a simulated game night of every game, no hardware needed")
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--seed", type=int, default=7, help="seed of the scripted games")
     p.add_argument("--quiet", action="store_true", help="only the final scores")
+    p.add_argument("--out", default="out/demo", help="folder of the screens' GIFs and records")
     p.set_defaults(func=_lazy("firmware.demo", "cmd_demo"))
 
     p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
-    p.add_argument("target", choices=["engine"])
+    p.add_argument("target", choices=["engine", "vision"])
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
     p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
+    p.add_argument("--scenes", type=int, default=200, help="rendered scenes per game (vision)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser

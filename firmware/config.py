@@ -116,7 +116,7 @@ class JournalConfig:
 class GameConfig:
     """``[game]``: the game selected at start-up."""
 
-    default: str = _choice(*GAMES)
+    default: str = _choice("auto", *GAMES)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ the same screens go to luma's stand-ins: ``dummy`` (keeps the last image in ``de
 from __future__ import annotations
 
 import atexit
+import os
 import time
 from typing import Any
 
@@ -71,6 +72,7 @@ def _i2c(config: DisplayConfig) -> Any:
 
 
 def _emulator(config: DisplayConfig) -> Any:
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # luma.emulator imports pygame
     try:
         from luma.emulator.device import capture, gifanim
     except ImportError:

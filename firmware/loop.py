@@ -1,0 +1,367 @@
+"""The referee loop: camera frames and button presses in, verdicts on the screen and in the journal.
+
+A state machine, one :meth:`RefereeLoop.step` per camera frame::
+
+    FIND_BOARD --board seen--> CHECK_BOARD --board matches the game--> PLAY <--> ILLEGAL
+                                                                       |   <--> CONFIRM
+                                                                       +--> GAME_OVER
+
+- FIND_BOARD: no board yet (or lost): "board not found" with a hint. When no game was chosen,
+  the game is the one whose markers are seen.
+- CHECK_BOARD: the first settled view must be the game's accepted state (an empty board, the
+  opening, or the resumed game); until it is, the screen says what is wrong.
+- PLAY: every settled observation is decoded with the rules and judged. A move is journalled
+  (durably) *before* the screen shows it.
+- ILLEGAL: an illegal placement flashes the reason and the cells, the buzzer beeps, and nothing
+  else is accepted until the board is put back (no-change) or the last move is undone.
+- CONFIRM: vision and rules left two explanations close; CONFIRM takes the first, MENU the
+  second, UNDO neither (the board is looked at again).
+- GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine import AMBIGUOUS, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, Outcome, Referee, Verdict
+from engine.referee import describe
+from vision.decode import decode
+from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipeline
+
+from . import screens
+from .actions import Action, Menu, MenuItem
+from .journal import CURRENT, Journal, JournalError, save_record
+
+
+class Phase(Enum):
+    """Where the referee loop is."""
+
+    FIND_BOARD = "find board"
+    CHECK_BOARD = "check board"
+    PLAY = "play"
+    ILLEGAL = "illegal"
+    CONFIRM = "confirm"
+    GAME_OVER = "game over"
+
+
+@dataclass(frozen=True)
+class Report:
+    """Something worth telling (a verdict, a state change), for logs and the demo's printout."""
+
+    t: float
+    phase: Phase
+    text: str
+    outcome: Outcome | None = None
+
+
+@dataclass
+class _Pending:
+    """Two close explanations waiting for the players' choice."""
+
+    frame: np.ndarray
+    result: FrameResult
+    options: list[Any] = field(default_factory=list)
+
+
+class RefereeLoop:
+    """Drives one appliance: ``camera.read()`` -> vision -> engine -> ``display.show``.
+
+    ``actions`` is a callable returning the next queued :class:`Action` or ``None`` (GPIO buttons'
+    ``read``, or a keyboard/simulator); ``alarm`` is optional (buzzer/LED).
+    """
+
+    #: Seconds without a board before the screen says so (a hand over every marker is brief).
+    NOT_FOUND_GRACE = 1.0
+    #: Seconds the last move stays on the screen before the scoreboard comes back.
+    LAST_MOVE_SECONDS = 2.0
+
+    def __init__(
+        self,
+        camera: Any,
+        display: Any,
+        *,
+        game: str | None = None,
+        options: dict[str, Any] | None = None,
+        journal_dir: str | Path = "out/journal",
+        records_dir: str | Path = "out/records",
+        actions: Callable[[], Action | None] | None = None,
+        alarm: Any = None,
+        settle_time: float = 0.4,
+        on_report: Callable[[Report], None] | None = None,
+    ) -> None:
+        self.camera = camera
+        self.display = display
+        self.alarm = alarm
+        self.actions = actions or (lambda: None)
+        self.on_report = on_report or (lambda report: None)
+        self.journal_dir = Path(journal_dir)
+        self.records_dir = Path(records_dir)
+        self.game_name = game
+        self.vision = VisionPipeline(game, settle_time=settle_time)
+        self.menu = Menu.main()
+        self.phase = Phase.FIND_BOARD
+        self.referee: Referee | None = None
+        self.journal: Journal | None = None
+        self.status = ""
+        self.last_outcome: Outcome | None = None
+        self._illegal: Verdict | None = None
+        self._pending: _Pending | None = None
+        self._lost_since: float | None = None
+        self._move_shown_at = -1e9
+        self._now = 0.0
+        self.problems: tuple[str, ...] = ()
+        if game is not None:
+            self._open_game(game, options or None)
+
+    # ----------------------------------------------------------------- game set-up
+    def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
+        """Resume the journalled game of ``game`` if there is one, else start a new one."""
+        path = self.journal_dir / CURRENT
+        if options is None and path.exists():
+            try:
+                resumed = Journal(path).resume()
+            except JournalError as exc:
+                self.problems = (str(exc),)
+            else:
+                if resumed.referee.game_name == game:
+                    self.referee = resumed.referee
+                    self.journal = Journal(path)
+                    self.problems = tuple(str(p) for p in resumed.problems)
+                    self.game_name = game
+                    self._report(f"resumed {game}: {resumed.entries} journal entries")
+                    for problem in self.problems:
+                        self._report(f"journal {problem}")
+                    return
+        self._new_game(game, options or {})
+
+    def _new_game(self, game: str, options: dict[str, Any]) -> None:
+        if self.journal is not None:
+            self.journal.close()
+        self.referee = Referee(game, **options)
+        self.journal = Journal.create(self.journal_dir / CURRENT, game, options)
+        self.game_name = game
+        self._report(f"new game of {game}")
+
+    # ----------------------------------------------------------------- one frame
+    def step(self) -> None:
+        """Handle queued button presses, then one camera frame."""
+        while (action := self.actions()) is not None:
+            self.press(action)
+        ok, frame, t = self.camera.read()
+        self._now = t
+        self.status = getattr(getattr(self.camera, "status", None), "line", "")
+        if not ok or frame is None:
+            self._show_current()
+            self.display.tick(t)
+            return
+        result = self.vision.process(frame, t)
+        self._on_frame(frame, result)
+        self.display.tick(t)
+
+    def run(self, until: Callable[[], bool] | None = None, fps: float = 10.0) -> None:
+        """Step until ``until()`` is true (or forever), at most ``fps`` frames a second."""
+        period = 1.0 / fps
+        while until is None or not until():
+            start = time.monotonic()
+            self.step()
+            time.sleep(max(0.0, period - (time.monotonic() - start)))
+
+    def _on_frame(self, frame: np.ndarray, result: FrameResult) -> None:
+        if result.status == NO_BOARD:
+            if self._lost_since is None:
+                self._lost_since = result.t
+            if result.t - self._lost_since >= self.NOT_FOUND_GRACE:
+                if self.phase in (Phase.PLAY, Phase.CHECK_BOARD):
+                    self.phase = Phase.FIND_BOARD
+                self._show(screens.board_not_found(result.reason, status=self.status))
+            return
+        self._lost_since = None
+        if self.referee is None and result.game is not None:
+            self._open_game(result.game)
+        if self.phase == Phase.FIND_BOARD:
+            self.phase = Phase.CHECK_BOARD
+            self._report(f"board found: {result.game}")
+        if result.status == OCCLUDED and self.phase not in (Phase.ILLEGAL, Phase.CONFIRM):
+            self._show(screens.hand_over_board(status=self.status))
+            return
+        if result.status != SETTLED or result.observation is None:
+            if self.phase in (Phase.PLAY, Phase.CHECK_BOARD):
+                self._show_current()
+            return
+        self._judge(frame, result)
+
+    def _judge(self, frame: np.ndarray, result: FrameResult) -> None:
+        assert self.referee is not None and result.observation is not None
+        game = self.referee.game
+        decoded = decode(game, result.observation)
+        if self.phase == Phase.PLAY and len(decoded.close) > 1:
+            self._pending = _Pending(frame, result, list(decoded.close))
+            self.phase = Phase.CONFIRM
+            first, second = (str(m) if m is not None else "no move" for m in decoded.close[:2])
+            self._show(screens.confirm(first, second, status=self.status))
+            self._report(f"close call: {first} or {second}?")
+            return
+        outcome = self.referee.judge(decoded.observation)
+        self._after(outcome, frame, result)
+
+    def _after(
+        self, outcome: Outcome, frame: np.ndarray | None, result: FrameResult | None
+    ) -> None:
+        """Journal, calibrate, show and move to the next phase after a verdict."""
+        v = outcome.verdict
+        self.last_outcome = outcome
+        if v.kind in (MOVE, EVENT):
+            assert self.journal is not None and self.referee is not None
+            self.journal.record(outcome)  # durably, before anyone is shown the move
+            if frame is not None and result is not None and result.pose is not None:
+                self.vision.calibrate(frame, result.pose, self.referee.game.view())
+        if v.kind == ILLEGAL and self.phase != Phase.CHECK_BOARD:
+            self._illegal = v
+            self.phase = Phase.ILLEGAL
+            if self.alarm is not None:
+                self.alarm.illegal()
+        elif v.kind in (MOVE, NO_CHANGE, EVENT):
+            if self.phase == Phase.ILLEGAL and self.alarm is not None:
+                self.alarm.clear()
+            self._illegal = None
+            self.phase = Phase.GAME_OVER if outcome.over else Phase.PLAY
+            if v.kind == NO_CHANGE and frame is not None and result is not None and result.pose:
+                assert self.referee is not None
+                self.vision.calibrate(frame, result.pose, self.referee.game.view())
+        elif self.phase == Phase.CHECK_BOARD:
+            pass  # the board is not (yet) as the game expects: keep asking
+        self._report(describe(outcome), outcome)
+        if outcome.over and v.kind in (MOVE, EVENT) and self.referee is not None:
+            saved = save_record(self.referee.game, self.records_dir)
+            self._report(f"game saved: {saved.record}")
+        self._show_current(outcome)
+
+    # ----------------------------------------------------------------- buttons
+    def press(self, action: Action) -> None:
+        """React to one button press."""
+        if self.phase == Phase.CONFIRM and self._pending is not None:
+            self._confirm(action)
+            return
+        choice = self.menu.handle(action)
+        if self.menu.is_open:
+            self._show(
+                screens.menu(
+                    self.menu.title, self.menu.choices, self.menu.index, status=self.status
+                )
+            )
+            return
+        if choice is not None:
+            self._menu_choice(MenuItem(choice))
+        elif action is Action.UNDO and self.referee is not None:
+            self.event(Event("undo"))
+        self._show_current()
+
+    def event(self, event: Event) -> Outcome | None:
+        """Apply a button event (pass, exchange, end, undo, start...) as if pressed."""
+        if self.referee is None:
+            return None
+        if event.name == "start":
+            assert self.game_name is not None
+            self._new_game(self.game_name, dict(event.data))
+            self.phase = Phase.CHECK_BOARD
+            self.vision.reset()
+            return None
+        outcome = self.referee.event(event)
+        if event.name == "undo" and outcome.verdict.kind == EVENT:
+            self.phase = Phase.PLAY  # the board is judged again against the earlier state
+            if self.alarm is not None:
+                self.alarm.clear()
+            self._illegal = None
+            self.vision.reset()
+        self._after(outcome, None, None)
+        return outcome
+
+    def _menu_choice(self, item: MenuItem) -> None:
+        game = self.referee.game if self.referee else None
+        if item in (MenuItem.PASS, MenuItem.EXCHANGE, MenuItem.END):
+            name = "end" if item is MenuItem.END else item.value
+            self.event(Event(name, game.to_move if game and name != "end" else None))
+        elif item is MenuItem.NEW_GAME:
+            self.event(Event("start", data=dict(game.options) if game else {}))
+        elif item is MenuItem.PLAYERS and game is not None:
+            players = len(game.players) % 4 + 1 if game.name == "spectrangle" else 2
+            self.event(Event("start", data={"players": max(2, players)}))
+        elif item is MenuItem.TEAMS and game is not None and game.name == "spectrangle":
+            self.event(Event("start", data={"players": 4, "teams": True}))
+
+    def _confirm(self, action: Action) -> None:
+        pending = self._pending
+        assert pending is not None and self.referee is not None
+        if action is Action.UNDO:
+            self._pending = None
+            self.phase = Phase.PLAY
+            self.vision.reset()
+            return
+        pick = pending.options[0] if action is Action.CONFIRM else pending.options[1]
+        self._pending = None
+        self.phase = Phase.PLAY
+        game = self.referee.game
+        obs = pending.result.observation
+        assert obs is not None
+        view = dict(game.view())
+        if pick is not None:
+            view.update(game.changes_after(pick))
+        chosen = type(obs)(**{**obs.__dict__, "cells": view, "probabilities": {}})
+        self._after(self.referee.judge(chosen), pending.frame, pending.result)
+
+    # ----------------------------------------------------------------- screens
+    def _show(self, screen: screens.Screen) -> None:
+        self.display.show(screen, self._now)
+
+    def _show_current(self, outcome: Outcome | None = None) -> None:
+        """The screen of the current phase."""
+        referee = self.referee
+        if self.menu.is_open:
+            return
+        if referee is None or self.phase == Phase.FIND_BOARD:
+            self._show(screens.board_not_found(status=self.status))
+        elif self.phase == Phase.ILLEGAL and self._illegal is not None:
+            self._show(
+                screens.illegal(self._illegal.reason, self._illegal.cells, status=self.status)
+            )
+        elif self.phase == Phase.GAME_OVER or referee.game.is_over:
+            game = referee.game
+            self._show(screens.game_over(game.winner, game.scores, status=self.status))
+        elif outcome is not None and outcome.verdict.kind == MOVE:
+            self._move_shown_at = self._now
+            self._show(
+                screens.last_move(
+                    outcome.mover,
+                    str(outcome.verdict.move),
+                    outcome.score_change,
+                    status=self.status,
+                )
+            )
+        elif outcome is not None and outcome.verdict.kind == AMBIGUOUS:
+            self._show(
+                screens.illegal(
+                    f"check the board: {outcome.verdict.reason}",
+                    outcome.verdict.cells,
+                    status=self.status,
+                )
+            )
+        elif outcome is None and self._now - self._move_shown_at < self.LAST_MOVE_SECONDS:
+            return  # leave the last move on the screen for a moment
+        else:
+            game = referee.game
+            self._show(screens.scoreboard(game.scores, game.to_move, status=self.status))
+
+    def _report(self, text: str, outcome: Outcome | None = None) -> None:
+        self.on_report(Report(self._now, self.phase, text, outcome))
+
+    def close(self) -> None:
+        """Release the journal (the camera and display belong to the caller)."""
+        if self.journal is not None:
+            self.journal.close()

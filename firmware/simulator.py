@@ -1,0 +1,149 @@
+"""A simulated table: the synthetic renderer playing a scripted game as a camera would film it.
+
+:class:`SimulatedTable` is a :class:`~firmware.camera.Camera` whose frames show the players at
+work: for every board change of the script a hand comes over the board for a while (the new piece
+being put down), then the hand leaves and the new board stays in view until the next change.
+Button presses of the script (pass, exchange, end...) come out of :meth:`next_action` /
+:meth:`take_events` at the moment the players would press them. Time is simulated: frame ``i``
+is captured at ``i / fps`` seconds, so the referee can be run faster than real time.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import Event
+from vision.synth import render_scene
+
+from .actions import Action, MenuItem
+from .camera import Camera
+from .scenario import Script, Step
+
+
+@dataclass(frozen=True)
+class Beat:
+    """What the table shows for a while: a board, with or without a hand, for ``frames`` frames."""
+
+    cells: dict
+    hand: bool
+    frames: int
+    step: Step | None = None
+
+
+class SimulatedTable(Camera):
+    """Frames of a scripted game, rendered with one camera pose per game (``seed``)."""
+
+    name = "simulated table"
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        seed: int = 1,
+        fps: float = 10.0,
+        hand_frames: int = 4,
+        still_frames: int = 8,
+        size: tuple[int, int] = (1280, 960),
+    ) -> None:
+        self.script = script
+        self.seed = seed
+        self.fps = fps
+        self.size = size
+        self.beats: list[Beat] = []
+        self._index = 0
+        self._beat = 0
+        self._left = 0
+        self._cache: dict[tuple, np.ndarray] = {}
+        self._events: deque[Event] = deque()
+        self._actions: deque[Action] = deque()
+        self.step_started: list[int] = []
+        self._plan(hand_frames, still_frames)
+        super().__init__()
+
+    def _plan(self, hand_frames: int, still_frames: int) -> None:
+        board: dict | None = None
+        for step in self.script.steps:
+            if step.is_event:
+                self.beats.append(Beat(board or {}, False, 1, step))
+                continue
+            if board is None:  # the table as it is before the first move: the start position
+                self.beats.append(Beat(_empty(step.item["cells"]), False, still_frames))
+            board = step.item["cells"]
+            self.beats.append(Beat(board, True, hand_frames, step))
+            self.beats.append(Beat(board, False, still_frames))
+
+    @property
+    def finished(self) -> bool:
+        """True once every beat has been filmed."""
+        return self._beat >= len(self.beats)
+
+    @property
+    def t(self) -> float:
+        """The simulated time of the next frame."""
+        return self._index / self.fps
+
+    def _open(self) -> None:
+        self._beat, self._left = 0, self.beats[0].frames if self.beats else 0
+
+    def _grab(self) -> tuple[np.ndarray | None, float]:
+        while not self.finished and self._left <= 0:
+            self._beat += 1
+            if not self.finished:
+                self._left = self.beats[self._beat].frames
+                self._begin(self.beats[self._beat])
+        if self.finished:
+            return None, self.t
+        beat = self.beats[self._beat]
+        self._left -= 1
+        frame = self._render(beat.cells, beat.hand)
+        t = self.t
+        self._index += 1
+        return frame, t
+
+    def _begin(self, beat: Beat) -> None:
+        if beat.step is None or not beat.step.is_event:
+            return
+        event = Event.from_json(beat.step.item)
+        if event.name in ("pass", "exchange") and not event.data:
+            # the players use the menu button: open, walk to the item, hold to choose
+            target = MenuItem.PASS if event.name == "pass" else MenuItem.EXCHANGE
+            steps = list(MenuItem).index(target)
+            self._actions.extend([Action.MENU] * (steps + 1) + [Action.CHOOSE])
+        else:
+            self._events.append(event)  # typed on the simulator's keyboard (hands, counts)
+
+    def _render(self, cells: dict, hand: bool) -> np.ndarray:
+        key = (tuple(sorted((k, _key(v)) for k, v in cells.items())), hand)
+        frame = self._cache.get(key)
+        if frame is None:
+            scene = render_scene(self.script.game, cells, self.seed, size=self.size, hand=hand)
+            frame = self._cache[key] = scene.image
+            if len(self._cache) > 8:
+                self._cache.pop(next(iter(self._cache)))
+        return frame
+
+    def _release(self) -> None:
+        pass
+
+    def next_action(self) -> Action | None:
+        """The next button press of the simulated players (the loop's ``actions`` callable)."""
+        return self._actions.popleft() if self._actions else None
+
+    def take_events(self) -> list[Event]:
+        """Button events with data (typed on the keyboard), in order."""
+        events = list(self._events)
+        self._events.clear()
+        return events
+
+
+def _key(value: object) -> object:
+    if isinstance(value, dict):
+        return tuple(sorted(value.items()))
+    return value
+
+
+def _empty(cells: dict) -> dict:
+    return dict.fromkeys(cells)

@@ -1,0 +1,132 @@
+"""``referee bench vision``: accuracy and speed of localise+read over a seeded rendered corpus.
+
+For every game, ``scenes`` random positions are rendered by :mod:`vision.synth` (about 40 % with a
+hand or arm over the board) and read through the real path: a fresh :class:`BoardLocator` (no
+tracking to lean on) and the game's reader, on one OpenCV thread.
+
+- ``cell_accuracy``: over every cell not hidden by the hand, the fraction read right (a visible
+  cell left out of the observation counts as wrong).
+- ``board_accuracy``: the fraction of scenes read entirely right: every reported cell right, every
+  visible cell reported, and ``occluded`` set exactly when a hand is over the board.
+- ``false_settled``: hand scenes that the full pipeline (settle filter + reader) reported as a
+  settled board, although the hand stayed (perfectly still) over it for 1.5 s at 10 fps after
+  the clear board had settled.
+- ``ms_per_frame``: median milliseconds of localise+read per 1280x960 frame; ``warp_ms``: median
+  of one full-frame ``cv2.warpPerspective`` of the same frame, the yardstick.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from engine import new_game
+
+from .geometry import load_geometry
+from .locate import BoardLocator, BoardNotFound
+from .pipeline import SETTLED, VisionPipeline
+from .readers import reader_for
+from .synth import random_position, render_scene
+
+BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
+FPS = 10.0
+
+
+@dataclass(frozen=True)
+class VisionBench:
+    """One game's figures."""
+
+    game: str
+    scenes: int
+    cell_accuracy: float
+    board_accuracy: float
+    false_settled: int
+    ms_per_frame: float
+    warp_ms: float
+    not_found: int
+    hand_scenes: int
+
+    def to_json(self) -> dict[str, float | int]:
+        """The per-game object of ``referee bench vision --json``."""
+        return {
+            "scenes": self.scenes,
+            "cell_accuracy": round(self.cell_accuracy, 6),
+            "board_accuracy": round(self.board_accuracy, 6),
+            "false_settled": self.false_settled,
+            "ms_per_frame": round(self.ms_per_frame, 3),
+            "warp_ms": round(self.warp_ms, 3),
+            "not_found": self.not_found,
+            "hand_scenes": self.hand_scenes,
+        }
+
+
+def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bool:
+    """True if the pipeline reports ``settled`` while the hand is over the board."""
+    pipeline = VisionPipeline(game)
+    t = 0.0
+    for _ in range(int(1.0 * FPS)):  # the clear board settles first
+        pipeline.process(clear, t)
+        t += 1 / FPS
+    for _ in range(int(1.5 * FPS)):
+        if pipeline.process(covered, t).status == SETTLED:
+            return True
+        t += 1 / FPS
+    return False
+
+
+def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
+    """Measure one game over ``scenes`` rendered scenes."""
+    cv2.setNumThreads(1)
+    geometry = load_geometry(game)
+    codec = new_game(game)
+    reader = reader_for(game, geometry)
+    rng = np.random.default_rng(seed)
+    right = total = boards_right = false_settled = not_found = hands = 0
+    frame_ms: list[float] = []
+    warp_ms: list[float] = []
+    for i in range(scenes):
+        cells = random_position(game, rng)
+        scene = render_scene(game, cells, seed * 1000 + i)
+        truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
+        visible = [n for n in truth if n not in scene.hidden]
+        locator = BoardLocator([geometry])
+        start = time.perf_counter()
+        try:
+            pose = locator.locate(scene.image, 0.0)
+            obs = reader.read(scene.image, pose)
+        except BoardNotFound:
+            not_found += 1
+            total += len(visible)
+            continue
+        frame_ms.append((time.perf_counter() - start) * 1000.0)
+        start = time.perf_counter()
+        cv2.warpPerspective(
+            scene.image, pose.homography, (scene.image.shape[1], scene.image.shape[0])
+        )
+        warp_ms.append((time.perf_counter() - start) * 1000.0)
+        good = [n for n in visible if n in obs.cells and obs.cells[n] == truth[n]]
+        wrong_hidden = [n for n in scene.hidden if n in obs.cells and obs.cells[n] != truth[n]]
+        right += len(good)
+        total += len(visible)
+        boards_right += (
+            len(good) == len(visible) and not wrong_hidden and obs.occluded == scene.occluded
+        )
+        if scene.occluded:
+            hands += 1
+            clear = render_scene(game, cells, seed * 1000 + i, hand=False).image
+            false_settled += _settles_under_hand(game, clear, scene.image)
+    return VisionBench(
+        game=game,
+        scenes=scenes,
+        cell_accuracy=right / total if total else 0.0,
+        board_accuracy=boards_right / scenes,
+        false_settled=false_settled,
+        ms_per_frame=statistics.median(frame_ms) if frame_ms else float("nan"),
+        warp_ms=statistics.median(warp_ms) if warp_ms else float("nan"),
+        not_found=not_found,
+        hand_scenes=hands,
+    )

@@ -1,0 +1,104 @@
+"""The vision pipeline: camera frame -> board pose -> settle -> cell reading -> Observation.
+
+``VisionPipeline.process(frame, t)`` is called for every camera frame and says what the board is
+doing (not found, moving, occluded, settled with a new observation, unchanged). Only a settled,
+unoccluded board is read, so a move is judged once, after the hand has left. ``read_image`` reads a
+single photo (``referee read``): there is nothing to wait for, so a hand over the board is reported
+as ``occluded`` with the hidden cells left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import Observation
+from engine.core import Content
+
+from .geometry import BoardGeometry, load_geometry
+from .locate import BoardLocator, BoardNotFound, BoardPose, Rectification
+from .readers import Reader, reader_for
+from .settle import MOVING, OCCLUDED, SETTLED, Hints, Settler
+
+NO_BOARD = "no-board"
+
+#: Resolution of the small top-down image the settle filter compares from frame to frame.
+SETTLE_PX_PER_MM = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class FrameResult:
+    """What one frame showed: ``status`` is ``no-board``, ``moving``, ``occluded``, ``settled``
+    (``observation`` is new and should be judged) or ``unchanged``; ``reason`` says why."""
+
+    status: str
+    t: float
+    reason: str = ""
+    pose: BoardPose | None = None
+    observation: Observation | None = None
+
+    @property
+    def game(self) -> str | None:
+        """The game whose markers were seen."""
+        return self.pose.game if self.pose is not None else None
+
+
+class VisionPipeline:
+    """Locate, settle and read, frame after frame, for one game or for whichever is on the table."""
+
+    def __init__(self, game: str | None = None, *, settle_time: float = 0.4) -> None:
+        geometries = [load_geometry(game)] if game else None
+        self.locator = BoardLocator(geometries)
+        self.settler = Settler(settle_time)
+        self._readers: dict[str, Reader] = {}
+        self._previous: BoardPose | None = None
+
+    def reader(self, geometry: BoardGeometry) -> Reader:
+        """The (calibrating, so kept) reader of ``geometry``'s game."""
+        reader = self._readers.get(geometry.game)
+        if reader is None:
+            reader = self._readers[geometry.game] = reader_for(geometry.game, geometry)
+        return reader
+
+    def reset(self) -> None:
+        """Forget the tracked board and the settled image (a new game is being set up)."""
+        self.locator.reset()
+        self.settler.reset()
+        self._previous = None
+
+    def process(self, frame: np.ndarray, t: float) -> FrameResult:
+        """Judge one camera frame captured at ``t`` seconds."""
+        try:
+            pose = self.locator.locate(frame, t)
+        except BoardNotFound as exc:
+            self.settler.push(t, None)
+            self._previous = None
+            return FrameResult(NO_BOARD, t, exc.hint)
+        hints = Hints.from_pose(pose, self._previous)
+        self._previous = pose
+        small = Rectification.of_mat(pose.geometry, SETTLE_PX_PER_MM).warp(frame, pose)
+        state = self.settler.push(t, small, hints)
+        if state.kind != SETTLED:
+            return FrameResult(state.kind, t, state.reason, pose)
+        obs = self.reader(pose.geometry).read(frame, pose)
+        if obs.occluded or obs.partial:
+            # The settle filter saw a still board, the reader sees something over it (a hand
+            # held very still, an object left on the board): wait for a clear view.
+            self.settler.reset()
+            return FrameResult(OCCLUDED, t, "something over the board", pose)
+        return FrameResult(SETTLED, t, "", pose, Observation(**{**obs.__dict__, "t": t}))
+
+    def calibrate(self, frame: np.ndarray, pose: BoardPose, known: dict[str, Content]) -> None:
+        """Teach the reader what ``known`` cells look like in ``frame`` (after an accepted move)."""
+        self.reader(pose.geometry).calibrate(frame, pose, known)
+
+    def read_image(self, frame: np.ndarray, t: float = 0.0) -> tuple[Observation, BoardPose]:
+        """Read one photo: locate the board and read every visible cell. Raises
+        :class:`BoardNotFound` (with a reason) when no board is found."""
+        self.locator.reset()
+        pose = self.locator.locate(frame, t)
+        return self.reader(pose.geometry).read(frame, pose), pose
+
+
+__all__ = ["MOVING", "NO_BOARD", "OCCLUDED", "SETTLED", "FrameResult", "VisionPipeline"]
