@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 import threading
 import warnings
@@ -62,6 +63,10 @@ def _alarm(config: Config) -> Any:
     return Alarm.from_config(config.buzzer, config.led)
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the referee until Ctrl-C (or until the systemd service is stopped)."""
     try:
@@ -90,6 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         settle_time=config.vision.settle_seconds,
         on_report=report,
     )
+    signal.signal(signal.SIGTERM, _stop)  # systemctl stop: clean up as for Ctrl-C
     try:
         loop.run(fps=args.fps)
     except KeyboardInterrupt:

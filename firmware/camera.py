@@ -298,4 +298,10 @@ def open_camera(config: CameraConfig) -> Camera:
         return LiveCapture(config.device, config.resolution, retry_seconds=config.retry_seconds)
     if config.source == "file":
         return VideoFile(config.path)
+    if config.source == "synthetic":
+        from .scenario import scripted_game
+        from .simulator import SimulatedTable
+
+        script = scripted_game(config.synthetic_game, seed=config.seed)
+        return SimulatedTable(script, seed=config.seed, fps=config.fps)
     return ImageFolder(config.path, config.fps)

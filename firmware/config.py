@@ -47,12 +47,14 @@ def _pin() -> Any:
 class CameraConfig:
     """``[camera]``: where frames come from."""
 
-    source: str = _choice("picamera2", "device", "file", "folder")
+    source: str = _choice("picamera2", "device", "file", "folder", "synthetic")
     device: int = _range(0, 63)
     path: str = field()
     resolution: tuple[int, int] = _range(16, 8192)
     fps: float = _range(0.01, 240)
     retry_seconds: float = _range(0.1, 3600)
+    synthetic_game: str = _choice(*GAMES)
+    seed: int = _range(0, 2**31 - 1)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipe
 
 from . import screens
 from .actions import Action, Menu, MenuItem
+from .camera import ENDED
 from .journal import CURRENT, Journal, JournalError, save_record
 
 
@@ -166,11 +167,15 @@ class RefereeLoop:
         self.display.tick(t)
 
     def run(self, until: Callable[[], bool] | None = None, fps: float = 10.0) -> None:
-        """Step until ``until()`` is true (or forever), at most ``fps`` frames a second."""
+        """Step until ``until()`` is true, or a recording (file, folder, simulated table) ends,
+        at most ``fps`` frames a second."""
         period = 1.0 / fps
         while until is None or not until():
             start = time.monotonic()
             self.step()
+            if getattr(getattr(self.camera, "status", None), "state", "") == ENDED:
+                self._report("the recording ended")
+                return
             time.sleep(max(0.0, period - (time.monotonic() - start)))
 
     def _on_frame(self, frame: np.ndarray, result: FrameResult) -> None:

@@ -59,7 +59,9 @@ class SimulatedTable(Camera):
         self._cache: dict[tuple, np.ndarray] = {}
         self._events: deque[Event] = deque()
         self._actions: deque[Action] = deque()
-        self.step_started: list[int] = []
+        #: simulated time of the first frame without the hand after the last move (benchmarks)
+        self.hand_left_at: float | None = None
+        self._last_hand = False
         self._plan(hand_frames, still_frames)
         super().__init__()
 
@@ -97,6 +99,9 @@ class SimulatedTable(Camera):
         if self.finished:
             return None, self.t
         beat = self.beats[self._beat]
+        if not beat.hand and self._last_hand and beat.step is None:
+            self.hand_left_at = self.t  # the first clear frame after a hand
+        self._last_hand = beat.hand
         self._left -= 1
         frame = self._render(beat.cells, beat.hand)
         t = self.t
