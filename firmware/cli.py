@@ -73,6 +73,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"games": results}))
         return 0
+    if args.target == "loop":
+        from .bench_loop import cmd_bench_loop
+
+        return cmd_bench_loop(args)
     if args.target == "vision":
         from vision.bench import BENCH_GAMES as VISION_GAMES
         from vision.bench import bench_game as bench_vision
@@ -86,7 +90,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     f"{name:12s} cells {100 * r.cell_accuracy:7.3f} %  boards "
                     f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
                     f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
-                    f"({r.ms_per_frame / r.warp_ms:.1f}x)  not found {r.not_found}",
+                    f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
+                    f"not found {r.not_found}",
                     flush=True,
                 )
         if args.json:
@@ -152,11 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_lazy("firmware.demo", "cmd_demo"))
 
     p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
-    p.add_argument("target", choices=["engine", "vision"])
+    p.add_argument("target", choices=["engine", "vision", "loop"])
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
     p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
     p.add_argument("--scenes", type=int, default=200, help="rendered scenes per game (vision)")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
     return parser

@@ -1,20 +1,31 @@
 """``referee demo``: a simulated game night, no hardware needed.
 
-Plays a scripted game of each game (see :mod:`firmware.scenario`) through the referee and
-prints every verdict and the final scores. Exits non-zero if the referee's verdict ever differs
-from what the script's players did (a flagged legal move or an accepted illegal one).
+For each game a scripted game (:mod:`firmware.scenario`: random legal moves, one illegal
+placement that is flagged and then put right, passes and exchanges where the game has them) is
+filmed by the synthetic renderer (:mod:`firmware.simulator`: a hand comes over the board for
+every move and leaves again) and refereed by the real appliance loop: vision (locate, settle,
+read, decode) -> engine -> OLED screens (an emulated display writing an animated GIF) and the
+journal. Every verdict is printed; the demo fails (exit 1) if one differs from what the scripted
+players did.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from engine import Referee
 from engine.referee import describe
 
+from .actions import Action
+from .config import load_config
+from .display import GIF_FILE, Display, make_device
+from .loop import Phase, RefereeLoop, Report
 from .scenario import scripted_game
+from .simulator import SimulatedTable
 
 DEMO_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus")
 
@@ -24,46 +35,116 @@ class DemoResult:
     """What one game of the demo ended with."""
 
     game: str
-    steps: int
-    mismatches: int
+    verdicts: tuple[str, ...]
+    expected: tuple[str, ...]
     scores: dict[str, int]
     winner: str | None
+    frames: int
     seconds: float
+    gif: Path
+
+    @property
+    def mismatches(self) -> int:
+        """Verdicts that differ from what the players did (missing or extra ones included)."""
+        pairs = zip(self.verdicts, self.expected, strict=False)
+        return sum(a != b for a, b in pairs) + abs(len(self.verdicts) - len(self.expected))
 
 
-def play_demo_game(name: str, seed: int = 7, echo: bool = True) -> DemoResult:
-    """Play one scripted game through the referee; print each verdict when ``echo``."""
+def play_demo_game(
+    name: str, out_dir: Path, seed: int = 7, echo: bool = True, journal_dir: Path | None = None
+) -> DemoResult:
+    """Film, read and referee one scripted game; print each verdict when ``echo``."""
     start = time.perf_counter()
-    script = scripted_game(name, seed=seed)
-    referee = Referee(name, **script.options)
-    mismatches = 0
-    for number, step in enumerate(script.steps, 1):
-        outcome = referee.feed(step.item)
-        ok = outcome.verdict.kind == step.expect
-        mismatches += not ok
-        if echo:
-            flag = "" if ok else f"   <-- expected {step.expect}"
-            print(f"  {number:3d} {describe(outcome)}{flag}", flush=True)
-    game = referee.game
-    return DemoResult(
-        name, len(script.steps), mismatches, game.scores, game.winner, time.perf_counter() - start
+    script = scripted_game(name, seed=seed, **_options(name))
+    table = SimulatedTable(script, seed=seed)
+    config = load_config().display
+    display = Display(
+        make_device(dataclasses.replace(config, driver="gifanim", output=out_dir / name))
     )
+    verdicts: list[str] = []
+
+    def report(r: Report) -> None:
+        if r.outcome is not None:
+            verdicts.append(r.outcome.verdict.kind)
+        if echo:
+            print(
+                f"  {r.t:6.1f}s {r.text if r.outcome is None else describe(r.outcome)}", flush=True
+            )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = journal_dir or Path(tmp)
+        loop = RefereeLoop(
+            table,
+            display,
+            game=name,
+            options=script.options,
+            journal_dir=base / "journal",
+            records_dir=out_dir / name / "records",
+            actions=table.next_action,
+            on_report=report,
+            settle_time=0.4,
+        )
+        frames = 0
+        while not table.finished:
+            loop.step()
+            frames += 1
+            for event in table.take_events():
+                loop.event(event)
+            if loop.phase == Phase.CONFIRM and loop._pending is not None:
+                _players_confirm(loop, table)
+        loop.close()
+    display.close()  # writes the GIF
+    game = loop.referee.game if loop.referee else None
+    expected = ("no-change", *(step.expect for step in script.steps))
+    return DemoResult(
+        name,
+        tuple(verdicts),
+        expected,
+        game.scores if game else {},
+        game.winner if game else None,
+        frames,
+        time.perf_counter() - start,
+        out_dir / name / GIF_FILE,
+    )
+
+
+def _options(name: str) -> dict:
+    return {"players": 3} if name == "spectrangle" else {}
+
+
+def _players_confirm(loop: RefereeLoop, table: SimulatedTable) -> None:
+    """The players answer the "which move?" question with the move they really made."""
+    pending = loop._pending
+    assert pending is not None
+    truth = table.beats[min(table._beat, len(table.beats) - 1)].cells
+    game = loop.referee.game  # type: ignore[union-attr]
+    for i, option in enumerate(pending.options[:2]):
+        view = dict(game.view())
+        if option is not None:
+            view.update(game.changes_after(option))
+        if {n: game.cell_to_json(c) for n, c in view.items()} == truth:
+            loop.press(Action.CONFIRM if i == 0 else Action.MENU)
+            return
+    loop.press(Action.UNDO)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Entry point of ``referee demo``."""
     names = [args.game] if args.game else list(DEMO_GAMES)
+    out_dir = Path(args.out)
     failed = 0
+    total = time.perf_counter()
     for name in names:
         print(f"== {name} ==", flush=True)
-        result = play_demo_game(name, seed=args.seed, echo=not args.quiet)
+        result = play_demo_game(name, out_dir, seed=args.seed, echo=not args.quiet)
         scores = ", ".join(f"{p} {s}" for p, s in result.scores.items())
         print(
-            f"== {name}: final scores {scores}; winner {result.winner}; "
-            f"{result.steps} steps in {result.seconds:.1f} s",
+            f"== {name}: final scores {scores}; winner {result.winner}; {len(result.verdicts)} "
+            f"verdicts, {result.frames} frames in {result.seconds:.1f} s; screens: {result.gif}",
             flush=True,
         )
         if result.mismatches:
-            print(f"!! {result.mismatches} verdicts differed from the script", flush=True)
+            print(f"!! {result.mismatches} verdicts differ from what the players did", flush=True)
             failed += 1
+    print(f"demo finished in {time.perf_counter() - total:.1f} s", flush=True)
     return 1 if failed else 0

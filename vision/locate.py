@@ -802,9 +802,21 @@ class BoardLocator:
     def _consensus(
         self, places: dict[int, np.ndarray], markers: dict[int, np.ndarray], ids: tuple[int, ...]
     ) -> tuple[int, ...]:
-        """Exhaustive RANSAC over marker subsets (at most 8 markers: 56 small fits): the most
-        markers within ``tolerance_mm`` of a fit through 3 of them (2 when only 3 are seen)."""
+        """The most markers that agree within ``tolerance_mm``. The usual case, one sticker off
+        its place, is settled by leaving each marker out in turn; otherwise exhaustive RANSAC
+        over marker subsets (at most 8 markers: 56 small fits through 3 of them, 2 when only 3
+        are seen)."""
         best: tuple[int, float, tuple[int, ...]] = (0, 0.0, ())
+        if len(ids) > 3:
+            for left_out in ids:
+                rest = tuple(i for i in ids if i != left_out)
+                fit = _homography(places, markers, rest)
+                if fit is not None and max(fit.marker_errors.values()) <= self.tolerance_mm:
+                    spread = sum(fit.marker_errors.values())
+                    if (len(rest), -spread) > best[:2]:
+                        best = (len(rest), -spread, rest)
+            if best[2]:
+                return best[2]
         for subset in combinations(ids, 3 if len(ids) > 3 else 2):
             fit = _homography(places, markers, subset)
             if fit is None:

@@ -1,0 +1,139 @@
+"""``referee bench loop``: how fast a verdict reaches the screen, and how much memory it takes.
+
+Latency: a scripted game is filmed by the simulated table at 10 frames a second (simulated time)
+and refereed by the real loop (vision, engine, screens on luma's dummy device, journal). For every
+move, latency = (time of the frame whose verdict was shown - time of the first frame without the
+hand) + the wall-clock time the loop took on that frame. Memory: ``referee run`` is started as a
+child process with the synthetic camera source and its peak resident set size is read back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from luma.core.device import dummy
+
+from .display import Display
+from .loop import RefereeLoop, Report
+from .scenario import scripted_game
+from .simulator import SimulatedTable
+
+
+@dataclass(frozen=True)
+class LoopBench:
+    """The figures of ``referee bench loop``."""
+
+    game: str
+    moves: int
+    latency_s_median: float
+    latency_s_max: float
+    frame_ms_median: float
+    rss_mb: float | None
+
+    def to_json(self) -> dict[str, float | int | str | None]:
+        """The JSON object of ``--json``."""
+        return {
+            "game": self.game,
+            "moves": self.moves,
+            "latency_s_median": round(self.latency_s_median, 3),
+            "latency_s_max": round(self.latency_s_max, 3),
+            "frame_ms_median": round(self.frame_ms_median, 2),
+            "rss_mb": None if self.rss_mb is None else round(self.rss_mb, 1),
+        }
+
+
+def measure_latency(game: str, seed: int = 3, settle_time: float = 0.4) -> tuple[list, list]:
+    """(latencies in s of every judged board change, wall ms of every frame) for one game."""
+    table = SimulatedTable(scripted_game(game, seed=seed), seed=seed, fps=10.0)
+    reports: list[Report] = []
+    latencies: list[float] = []
+    frame_ms: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        loop = RefereeLoop(
+            table,
+            Display(dummy(width=128, height=64, mode="1")),
+            game=game,
+            journal_dir=Path(tmp) / "journal",
+            records_dir=Path(tmp) / "records",
+            actions=table.next_action,
+            on_report=reports.append,
+            settle_time=settle_time,
+        )
+        while not table.finished:
+            before = len(reports)
+            start = time.perf_counter()
+            loop.step()
+            wall = time.perf_counter() - start
+            frame_ms.append(wall * 1000.0)
+            judged = [r for r in reports[before:] if r.outcome is not None]
+            if judged and table.hand_left_at is not None and judged[0].t >= table.hand_left_at:
+                latencies.append(judged[0].t - table.hand_left_at + wall)
+            for event in table.take_events():
+                loop.event(event)
+        loop.close()
+    return latencies, frame_ms
+
+
+def measure_rss(game: str, seed: int = 3) -> float:
+    """Peak resident memory (MB) of ``referee run`` refereeing a whole synthetic game."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "bench.toml"
+        config.write_text(
+            '[camera]\nsource = "synthetic"\nfps = 10.0\n'
+            f'synthetic_game = "{game}"\nseed = {seed}\n'
+            '[display]\ndriver = "dummy"\n'
+            f'[journal]\ndirectory = "{tmp}/journal"\nrecords = "{tmp}/records"\n',
+            encoding="utf-8",
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "firmware.cli",
+                "run",
+                "--game",
+                game,
+                "--config",
+                str(config),
+                "--fps",
+                "1000",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+
+
+def cmd_bench_loop(args: argparse.Namespace) -> int:
+    """Entry point of ``referee bench loop``."""
+    game = args.game or "gobblet"
+    latencies, frame_ms = measure_latency(game)
+    rss = None if args.no_memory else measure_rss(game)
+    result = LoopBench(
+        game,
+        len(latencies),
+        statistics.median(latencies),
+        max(latencies),
+        statistics.median(frame_ms),
+        rss,
+    )
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(
+            f"{game}: {result.moves} verdicts, hand gone -> verdict on screen median "
+            f"{result.latency_s_median:.3f} s, max {result.latency_s_max:.3f} s at 10 fps; "
+            f"{result.frame_ms_median:.1f} ms per frame"
+            + ("" if rss is None else f"; referee run peak memory {rss:.0f} MB")
+        )
+    return 0

@@ -1,0 +1,134 @@
+"""The referee loop: illegal placements, undo, a lost board, and a kill -9 mid-game."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+from gpiozero.pins.mock import MockFactory
+from luma.core.device import dummy
+
+from firmware.actions import Action
+from firmware.buttons import Alarm
+from firmware.camera import ImageFolder
+from firmware.display import Display
+from firmware.journal import CURRENT, Journal
+from firmware.loop import Phase, RefereeLoop
+from firmware.scenario import scripted_game
+from firmware.simulator import SimulatedTable
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _display() -> Display:
+    return Display(dummy(width=128, height=64, mode="1"))
+
+
+def test_illegal_placement_flashes_beeps_and_holds_until_the_board_is_put_back(tmp_path):
+    script = scripted_game("blokus", seed=7)
+    illegal_at = next(i for i, s in enumerate(script.steps) if s.expect == "illegal")
+    script.steps = script.steps[: illegal_at + 3]  # the illegal one, taken back, one more move
+    table = SimulatedTable(script, seed=5, hand_frames=3, still_frames=6)
+    factory = MockFactory()
+    alarm = Alarm(buzzer=18, pin_factory=factory)
+    display = _display()
+    loop = RefereeLoop(
+        table,
+        display,
+        game="blokus",
+        journal_dir=tmp_path,
+        alarm=alarm,
+        records_dir=tmp_path / "records",
+        actions=table.next_action,
+    )
+    phases, blinking = [], []
+    while not table.finished:
+        loop.step()
+        phases.append(loop.phase)
+        blinking.append(display.screen is not None and display.screen.blink)
+    first = phases.index(Phase.ILLEGAL)
+    assert any(blinking[first:]), "the illegal screen flashes"
+    assert "ILLEGAL" in display.screen.text or loop.phase == Phase.PLAY
+    assert phases[-1] == Phase.PLAY  # put back, then a legal move
+    assert factory.pin(18).state == 0  # the buzzer is silent again
+    history = [str(m) for m in loop.referee.game.history]
+    assert len(history) == sum(1 for s in script.steps if s.expect == "move")
+    alarm.close()
+
+
+def test_undo_takes_back_the_last_move_and_the_journal_says_so(tmp_path):
+    script = scripted_game("gobblet", seed=4)
+    script.steps = script.steps[:2]
+    table = SimulatedTable(script, seed=2, hand_frames=2, still_frames=6)
+    loop = RefereeLoop(
+        table,
+        _display(),
+        game="gobblet",
+        journal_dir=tmp_path,
+        records_dir=tmp_path / "records",
+        actions=table.next_action,
+    )
+    while not table.finished:
+        loop.step()
+    assert len(loop.referee.game.history) == 2
+    loop.press(Action.UNDO)
+    assert len(loop.referee.game.history) == 1
+    resumed = Journal(tmp_path / CURRENT).resume()
+    assert [str(m) for m in resumed.referee.game.history] == [script.steps[0].note]
+
+
+def test_no_board_is_reported_after_a_grace_period(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    rng = np.random.default_rng(1)
+    for i in range(6):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), rng.integers(0, 255, (240, 320, 3), np.uint8))
+    camera = ImageFolder(folder, fps=2.0)
+    display = _display()
+    loop = RefereeLoop(camera, display, game="blokus", journal_dir=tmp_path / "j")
+    for _ in range(6):
+        loop.step()
+    assert loop.phase == Phase.FIND_BOARD
+    assert "NO BOARD" in display.screen.text
+
+
+def test_kill_minus_nine_loses_no_accepted_move(tmp_path):
+    """The loop is killed (SIGKILL) at a random moment; every move it had reported as accepted
+    is in the journal, and a new loop resumes exactly there."""
+    rng = random.Random(11)
+    for trial in range(2):
+        journal = tmp_path / f"trial{trial}"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "tests" / "firmware" / "loop_runner.py"),
+                str(journal),
+                str(trial + 1),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        accepted: list[str] = []
+        wanted = rng.randint(2, 6)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("ACCEPTED "):
+                accepted.append(line.split()[1])
+            if len(accepted) >= wanted or line.startswith("DONE"):
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        resumed = Journal(journal / CURRENT).resume()
+        history = [str(m) for m in resumed.referee.game.history]
+        assert history[: len(accepted)] == accepted
+        loop = RefereeLoop(
+            ImageFolder.__new__(ImageFolder), _display(), game="gobblet", journal_dir=journal
+        )
+        assert [str(m) for m in loop.referee.game.history] == history

@@ -1,0 +1,304 @@
+"""Blokus and Blokus Duo: each square is empty (light grey board), orange or violet.
+
+A grid of points inside every square, on the plane of the pieces' tops, is sampled through the
+pose from a 2x-averaged crop of the frame. Colours become reflectances against the mat's paper
+and marker black, then are colour-balanced on the board's own frame around the squares (grey
+plastic, always empty). Every point gets a *chroma* ``c = (b - g, r - g) / lightness`` relative
+to the board's grey: shadows and dim light leave it alone, and glare (white light added by the
+glossy plastic) pulls it towards grey without turning its hue much.
+
+Per square: the share of *board-like* points (near grey, within the frame's noise), and for
+each piece colour the chroma ``t`` of the points in that colour's hue sector, as a fraction of
+the colour's own chroma. A square is empty when its points are board-like; a piece when its
+most coloured points reach the piece's colour, or when its rim does all around while its middle
+is washed out (a glare spot); *unreadable* otherwise (skin: orange's hue, but uniformly paler;
+a sleeve or an object: another hue). Unreadable squares, the partly covered squares next to
+them, and anything over the board's frame make the observation occluded. See
+``docs/vision/readers.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from engine import Observation
+from engine.core import Content
+
+from ..geometry import BoardGeometry
+from ..locate import BoardPose
+from . import Reader
+from .common import (
+    CellSamples,
+    MatReference,
+    PointSet,
+    Region,
+    board_height,
+    board_margin,
+    grid_neighbours,
+    grow_region,
+    hex_bgr,
+    observation,
+    row_quantile,
+    softmax,
+)
+
+#: The contents of a square, in the order of the probabilities.
+CLASSES: tuple[Content, ...] = (None, "orange", "violet")
+PIECES = ("orange", "violet")
+#: A sensor level at which a channel is saturated (in the 2x2-averaged crop).
+SATURATED = 250
+
+
+def opponent(reflectance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per point: colour difference ``(b - g, r - g)`` (N x 2) and lightness (N)."""
+    refl = np.asarray(reflectance, dtype=np.float64).reshape(-1, 3)
+    d = np.column_stack([refl[:, 0] - refl[:, 1], refl[:, 2] - refl[:, 1]])
+    return d, np.maximum(refl.mean(axis=1), 0.03)
+
+
+def chroma_of(reflectance: np.ndarray) -> np.ndarray:
+    """Per point: chroma ``(b - g, r - g) / lightness`` (N x 2, unchanged by shadows)."""
+    d, light = opponent(reflectance)
+    return d / light[:, None]
+
+
+class BlokusReader(Reader):
+    """Reads the 144 (Blokus) or 196 (Blokus Duo) squares: empty, orange or violet.
+
+    Options: ``step_mm`` (sample pitch, 2), ``inset_mm`` (samples' distance from a square's
+    edges, 2), ``sharpness`` (how fast probabilities follow the scores, 25), ``readable``
+    (best score below which a square cannot be read, 0.5).
+    """
+
+    games = ("blokus", "blokus-duo")
+
+    #: Quantile of a square's points that speaks for a piece (its most coloured part).
+    TOP = 0.85
+    #: ``t x lightness`` of a piece's colour under glare, at least (the colour's own
+    #: lightness is about 0.5 of the paper's).
+    KEPT = 0.4
+    #: Chroma (fraction of the piece's) at the ``TOP`` quantile of a piece seen in full.
+    SOLID = 0.75
+    #: The smallest colour error (sensor levels) of any point: quantisation, JPEG.
+    FLOOR_LEVELS = 2.5
+
+    def __init__(
+        self,
+        geometry: BoardGeometry,
+        *,
+        step_mm: float = 2.0,
+        inset_mm: float = 2.0,
+        sharpness: float = 25.0,
+        readable: float = 0.5,
+        **options: Any,
+    ) -> None:
+        super().__init__(geometry, **options)
+        surface = board_height(geometry)
+        top = surface + float(geometry.pieces.get("thickness", 0.0))
+        self.samples = CellSamples.of_cells(geometry, step_mm, inset_mm=inset_mm, height_mm=top)
+        self.margin = _margin_tiles(geometry, surface)
+        self.mat = MatReference(geometry)
+        self.sharpness = sharpness
+        self.readable = readable
+        look = geometry.extra.get("look", {})
+        self.board = hex_bgr(look.get("board", "#c8cacb")) / 255.0
+        self.grey = chroma_of(self.board)[0]
+        nominal = np.vstack([hex_bgr(look["pieces"][p]) / 255.0 for p in PIECES])
+        #: each piece colour's chroma relative to the board's grey (learned by calibrate)
+        self.colours = chroma_of(nominal) - self.grey
+        pitch = float(geometry.pieces.get("pitch", 20.0))
+        centres = np.array([geometry.cell(n).center for n in self.samples.names])
+        self.neighbours = grid_neighbours(self.samples.names, centres, pitch)
+        near = np.array(
+            [
+                [m in self.neighbours[n] or m == n for m in self.samples.names]
+                for n in self.samples.names
+            ],
+            dtype=np.float64,
+        )
+        self._around = near
+        self._centres = self.samples.points.centres
+        tiles = self.margin.centres
+        gap = np.linalg.norm(centres[:, None] - tiles[None], axis=2)
+        self._tile_weights = 1.0 / (gap / pitch + 1.0) ** 4
+        self._next_to_tile = [
+            [
+                n
+                for n, c in zip(self.samples.names, centres, strict=True)
+                if np.abs(c - tile).max() <= 15.0 + pitch
+            ]
+            for tile in tiles
+        ]
+
+    # ----------------------------------------------------------------- reading
+    def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
+        """Every visible square's content, with probabilities; hands and objects left out."""
+        refl, tol, margin = self._measure(frame, pose)
+        scores, foreign, solid = self._scores(refl, tol)
+        hidden = self._hidden(scores, foreign, solid, margin >= 0.5)
+        return observation(
+            self.game,
+            self.samples.names,
+            CLASSES,
+            softmax(self.sharpness * scores),
+            hidden,
+            occluded=bool(hidden) or bool(np.any(margin >= 0.5)),
+        )
+
+    def _hidden(
+        self, scores: np.ndarray, foreign: np.ndarray, solid: np.ndarray, tiles: np.ndarray
+    ) -> frozenset[str]:
+        """Squares under a hand or an object.
+
+        Unreadable squares (no class fits, or many foreign points) are hidden, and so is
+        every *suspect* square connected to them or to a covered tile of the board's frame:
+        partly foreign, poorly explained, or a piece read only from its glare-faded colour
+        (pale skin looks like that; a glare spot alone touches no covered square)."""
+        names = self.samples.names
+        best = scores.max(axis=1)
+        kind = scores.argmax(axis=1)
+        faded = (kind > 0) & ~solid[np.arange(len(names)), np.maximum(kind - 1, 0)]
+        foreign_like = (best < 0.3) | (foreign >= 0.3)
+        suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75)
+        seeds = {names[i] for i in np.flatnonzero(foreign_like)}
+        for tile in np.flatnonzero(tiles):
+            seeds.update(n for n in self._next_to_tile[tile] if suspect[names.index(n)])
+        return grow_region(seeds, {names[i] for i in np.flatnonzero(suspect)}, self.neighbours)
+
+    def _measure(
+        self, frame: np.ndarray, pose: BoardPose
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every sample point's reflectance (N x 3), colour-balanced on the board's frame, and
+        the chroma distance within which it is board-like (N: 0.12, or 4 noise spreads at its
+        lightness; any distance for a point the camera saturated, whose colour is lost); and
+        per tile of the board's frame, its share of points that are not board-like
+        (something over the board's edge)."""
+        ref = self.mat.measure(frame, pose)
+        points, margin = self.samples.points, self.margin
+        cells_px = points.image_points(pose)
+        margin_px = margin.image_points(pose)
+        region = Region.around(frame, np.vstack([cells_px, margin_px]))
+        raw_cells, raw_rim = region.sample(cells_px), region.sample(margin_px)
+        cells = ref.normalise(raw_cells, self._centres, points.owner)
+        rim = ref.normalise(raw_rim, margin.centres, margin.owner)
+        balance = self._balance(rim)
+        cells, rim = cells * balance[points.owner], rim * balance[margin.owner]
+        d, light = opponent(rim)
+        # pixel noise: spread of differences between neighbouring points (the light's slow
+        # changes across the board cancel out)
+        step = np.abs(np.diff(d, axis=0))
+        noise = max(float(np.max(1.4826 * np.median(step, axis=0) / np.sqrt(2.0))), 0.005)
+
+        def tolerance(group: PointSet, light: np.ndarray) -> np.ndarray:
+            span = np.maximum((ref.white_at(group.centres) - ref.black).mean(axis=1), 1.0)
+            error = np.maximum(noise, self.FLOOR_LEVELS / span)[group.owner]
+            return np.maximum(0.12, 4.0 * error / light)
+
+        off = np.linalg.norm(d / light[:, None] - self.grey, axis=1)
+        rim_foreign = (off > 1.5 * tolerance(margin, light)) & ~_clipped(raw_rim)
+        _, light = opponent(cells)
+        tol = np.where(_clipped(raw_cells), np.inf, tolerance(points, light))
+        return cells, tol, margin.group_mean(rim_foreign)
+
+    def _balance(self, rim: np.ndarray) -> np.ndarray:
+        """Per square (G x 3), the channel gains that make the board's frame grey near it:
+        each tile of the frame whose points are mostly board-like gives its gains, and a
+        square takes the tiles' gains weighted by closeness (the light's colour and a
+        channel nearly saturated on one side of the board are local)."""
+        margin = self.margin
+        board_like = np.linalg.norm(chroma_of(rim) - self.grey, axis=1) <= 0.25
+        counts = margin.group_reduce(board_like.astype(np.float64))
+        sums = margin.group_reduce(rim * board_like[:, None])
+        good = counts >= 0.5 * np.diff(margin.starts)
+        if not good.any():
+            return np.ones((len(self.samples.names), 3))
+        gains = self.board / np.maximum(sums[good] / counts[good][:, None], 1e-3)
+        gains /= gains.mean(axis=1, keepdims=True)
+        weights = self._tile_weights[:, good]
+        return weights @ gains / weights.sum(axis=1, keepdims=True)
+
+    def _scores(
+        self, refl: np.ndarray, tol: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """How well each class explains each square (G x classes, 0..1), and the share of
+        each square's points that are foreign (far from grey and from both colours' lines),
+        and whether each piece's colour is there in full (G x pieces, not only glare-faded).
+
+        Empty: the share of board-like points. A piece: its colour evidence (see
+        :meth:`_evidence`) mapped to 0..1, times the share of points not foreign."""
+        g = len(self.samples.names)
+        d, light = opponent(refl)
+        rel = d / light[:, None] - self.grey
+        board = np.linalg.norm(rel, axis=1) <= tol
+        near = board.copy()
+        lit = self._local_light(light.reshape(g, -1), board.reshape(g, -1))
+        evidence, solid = [], []
+        for colour in self.colours:
+            length2 = float(colour @ colour)
+            t = rel @ colour / length2
+            off = np.abs(rel @ np.array([-colour[1], colour[0]])) / length2
+            near |= (off <= 0.45) & (t > 0.1)
+            top, kept = self._evidence(t.reshape(g, -1), light.reshape(g, -1) / lit)
+            evidence.append(np.where(top >= 0.3, np.maximum(top, kept), top))
+            solid.append(top >= self.SOLID)
+        foreign = 1.0 - near.reshape(g, -1).mean(axis=1)
+        pieces = np.clip((np.column_stack(evidence) - 0.55) / 0.2, 0.0, 1.0)
+        empty = board.reshape(g, -1).mean(axis=1)
+        scores = np.column_stack([empty, pieces * (1.0 - foreign)[:, None]])
+        return scores, foreign, np.column_stack(solid)
+
+    def _local_light(self, light: np.ndarray, board: np.ndarray) -> np.ndarray:
+        """Per square (G x 1), how much brighter than the board's average its neighbourhood's
+        board-like points are (at least 1: a shadow next to a hand must not brighten it)."""
+        sums = self._around @ (light * board).sum(axis=1)
+        counts = self._around @ board.sum(axis=1)
+        overall = (light * board).sum() / max(board.sum(), 1)
+        local = np.where(counts > 0, sums / np.maximum(counts, 1), overall)
+        return np.maximum(local / max(overall, 1e-3), 1.0)[:, None]
+
+    def _evidence(self, t: np.ndarray, light: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A piece's colour evidence per square, from each point's chroma ``t`` as a fraction
+        of the piece's (G x K: 0 grey, 1 the piece's colour) and its lightness: the larger of
+        the ``TOP`` quantile of ``t`` (a piece in any light) and, where ``t`` says the hue
+        is there at all, of ``t x lightness`` over the colour's own (glare adds white light,
+        which lowers the chroma but keeps this colour difference). Skin, orange's hue but
+        paler and darker, stays below both."""
+        top = row_quantile(t, self.TOP)
+        return top, row_quantile(t * light, self.TOP) / self.KEPT
+
+    # ----------------------------------------------------------------- calibration
+    def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
+        """Learn the pieces' real colours from the squares of ``known`` (their most coloured
+        points), so that chroma is measured against the real plastic under the real light."""
+        refl, _, _ = self._measure(frame, pose)
+        points = self.samples.points
+        index = {n: i for i, n in enumerate(self.samples.names)}
+        for k, piece in enumerate(PIECES):
+            rows = [index[n] for n, c in known.items() if c == piece and n in index]
+            if len(rows) < 2:
+                continue
+            pts = np.concatenate([refl[points.starts[i] : points.starts[i + 1]] for i in rows])
+            d, light = opponent(pts)
+            rel = d / light[:, None] - self.grey
+            t = rel @ self.colours[k] / float(self.colours[k] @ self.colours[k])
+            strong = rel[t >= max(0.5, float(np.percentile(t, 70)))]
+            if len(strong) >= 8:
+                self.colours[k] = 0.5 * self.colours[k] + 0.5 * np.median(strong, axis=0)
+
+
+def _clipped(colours: np.ndarray) -> np.ndarray:
+    """Points (N) so bright that the camera saturated a channel while the others are high too:
+    nearly white, of a colour that cannot be told (bright board, glare)."""
+    colours = np.asarray(colours)
+    return (colours.max(axis=1) >= SATURATED) & (colours.min(axis=1) >= 0.7 * SATURATED)
+
+
+def _margin_tiles(geometry: BoardGeometry, height: float, tile_mm: float = 15.0) -> PointSet:
+    """Points of the board's frame around the squares, grouped in tiles of ``tile_mm``."""
+    pts = board_margin(geometry, 2.0, inset_mm=1.5, clearance_mm=5.0)
+    keys = np.floor(pts / tile_mm).astype(np.int64)
+    groups = [pts[(keys == key).all(axis=1)] for key in np.unique(keys, axis=0)]
+    return PointSet.from_groups([g for g in groups if len(g) >= 4], height)

@@ -1,0 +1,576 @@
+"""Helpers every reader shares: sampling through a pose, the mat's white and black references,
+illumination normalisation, occlusion (hands, arms, objects) and probabilities.
+
+Readers never warp the whole frame: they sample a few hundred to a few thousand board points
+(:class:`PointSet`, :class:`CellSamples`) through the pose with one ``cv2.remap`` call. Colours
+are then made independent of the light with :class:`MatReference`: the mat's white paper around
+every marker and the markers' black borders are known references in every frame, so
+``Reference.normalise`` turns camera BGR into reflectance (0 = marker black, 1 = paper white)
+with the white balance and the light's fall-off across the board removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from engine import Observation
+from engine.core import Content
+
+from ..geometry import BoardGeometry
+from ..locate import BoardPose
+
+#: Probability floor and ceiling of a reader's answers: a camera is never absolutely sure.
+MIN_PROBABILITY = 1e-4
+
+Point = tuple[float, float]
+
+
+# --------------------------------------------------------------------------- sampling
+@lru_cache(maxsize=16)
+def plane_pose(pose: BoardPose, height_mm: float) -> BoardPose:
+    """``pose`` for the plane ``height_mm`` above the markers' plane (itself when 0); cached,
+    as every reader samples the same few planes of each frame's pose."""
+    return pose.lifted(height_mm) if height_mm else pose
+
+
+def sample_image(frame: np.ndarray, image_px: np.ndarray) -> np.ndarray:
+    """Bilinear colours (Nx3 float32, or N for a grey frame) of ``frame`` at image points
+    (Nx2 px); points outside the frame take the nearest border pixel."""
+    pts = np.asarray(image_px, dtype=np.float32).reshape(1, -1, 2)
+    if pts.shape[1] == 0:
+        return np.zeros((0, *frame.shape[2:]), dtype=np.float32)
+    out = cv2.remap(frame, pts, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape((-1, *frame.shape[2:])).astype(np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class Region:
+    """A crop of a frame shrunk by an integer ``factor`` (each pixel the mean of a
+    ``factor`` x ``factor`` block: less sensor noise, cheap to sample). ``origin`` is the crop's
+    top-left corner in the frame (px)."""
+
+    image: np.ndarray
+    origin: tuple[int, int]
+    factor: int
+
+    @classmethod
+    def around(
+        cls, frame: np.ndarray, image_px: np.ndarray, factor: int = 2, margin: int = 4
+    ) -> Region:
+        """The smallest crop (grown by ``margin`` px, within the frame) holding ``image_px``."""
+        h, w = frame.shape[:2]
+        lo = np.floor(np.asarray(image_px).min(axis=0)) - margin
+        hi = np.ceil(np.asarray(image_px).max(axis=0)) + margin
+        x0, y0 = (int(v) for v in np.clip(lo, 0, (w - 1, h - 1)))
+        x1, y1 = (int(v) for v in np.clip(hi, (x0 + factor, y0 + factor), (w, h)))
+        x1 -= (x1 - x0) % factor
+        y1 -= (y1 - y0) % factor
+        crop = frame[y0:y1, x0:x1]
+        if factor > 1:
+            size = ((x1 - x0) // factor, (y1 - y0) // factor)
+            crop = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+        return cls(crop, (x0, y0), factor)
+
+    def sample(self, image_px: np.ndarray) -> np.ndarray:
+        """Colours (Nx3 float32) at frame points (Nx2 px)."""
+        local = (np.asarray(image_px, dtype=np.float64) - self.origin + 0.5) / self.factor - 0.5
+        return sample_image(self.image, local)
+
+
+def in_frame(image_px: np.ndarray, frame_shape: Sequence[int], margin: float = 1.0) -> np.ndarray:
+    """Which image points (Nx2 px) lie inside the frame, ``margin`` px from its edges."""
+    h, w = frame_shape[:2]
+    x, y = image_px[:, 0], image_px[:, 1]
+    return (x >= margin) & (y >= margin) & (x <= w - 1 - margin) & (y <= h - 1 - margin)
+
+
+@dataclass(frozen=True, eq=False)
+class PointSet:
+    """Board points (``points`` Nx2 mm) at ``height_mm`` above the markers' plane, in groups:
+    point ``i`` belongs to group ``owner[i]``; group ``g`` is ``points[starts[g]:starts[g+1]]``."""
+
+    points: np.ndarray
+    owner: np.ndarray
+    starts: np.ndarray
+    height_mm: float = 0.0
+
+    @classmethod
+    def from_groups(cls, groups: Sequence[np.ndarray], height_mm: float = 0.0) -> PointSet:
+        """One group per array of points (each Kx2 mm, K >= 1)."""
+        sizes = np.array([len(g) for g in groups], dtype=np.int64)
+        if np.any(sizes == 0):
+            raise ValueError("every group needs at least one point")
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        points = np.concatenate([np.asarray(g, dtype=np.float64).reshape(-1, 2) for g in groups])
+        owner = np.repeat(np.arange(len(groups)), sizes)
+        return cls(points, owner, starts, float(height_mm))
+
+    @property
+    def groups(self) -> int:
+        """How many groups."""
+        return len(self.starts) - 1
+
+    @property
+    def centres(self) -> np.ndarray:
+        """Each group's mean point (G x 2 mm)."""
+        return self.group_mean(self.points)
+
+    def image_points(self, pose: BoardPose) -> np.ndarray:
+        """Where the points are in the image (Nx2 px)."""
+        return plane_pose(pose, self.height_mm).to_image(self.points)
+
+    def sample(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """Colours of ``frame`` at every point (Nx3 float32, BGR)."""
+        return sample_image(frame, self.image_points(pose))
+
+    def group_reduce(self, values: np.ndarray, ufunc: np.ufunc = np.add) -> np.ndarray:
+        """``ufunc.reduceat`` of per-point values over each group (G x ...)."""
+        return ufunc.reduceat(values, self.starts[:-1], axis=0)
+
+    def group_mean(self, values: np.ndarray) -> np.ndarray:
+        """Mean of per-point values over each group (G x ...)."""
+        sizes = np.diff(self.starts).reshape((-1,) + (1,) * (np.ndim(values) - 1))
+        return self.group_reduce(np.asarray(values, dtype=np.float64)) / sizes
+
+    def group_median(self, values: np.ndarray) -> np.ndarray:
+        """Median of per-point values over each group (G x ...)."""
+        sizes = np.diff(self.starts)
+        if np.all(sizes == sizes[0]):
+            shaped = np.asarray(values).reshape((self.groups, int(sizes[0]), *np.shape(values)[1:]))
+            return np.median(shaped, axis=1)
+        return np.stack(
+            [
+                np.median(values[a:b], axis=0)
+                for a, b in zip(self.starts[:-1], self.starts[1:], strict=True)
+            ]
+        )
+
+
+def row_quantile(values: np.ndarray, q: float) -> np.ndarray:
+    """The ``q`` quantile (0..1, nearest rank) of every row of ``values`` (G x K): a fast
+    percentile for many small groups of equal size."""
+    k = round(q * (values.shape[1] - 1))
+    return np.partition(values, k, axis=1)[:, k]
+
+
+def polygon_grid(polygon: Sequence[Point], step_mm: float, inset_mm: float = 0.0) -> np.ndarray:
+    """Points (Kx2 mm) of a square grid of pitch ``step_mm`` centred on the polygon's centre,
+    kept when at least ``inset_mm`` inside the polygon (the centre alone if none is)."""
+    poly = np.asarray(polygon, dtype=np.float64)
+    centre = poly.mean(axis=0)
+    lo, hi = poly.min(axis=0), poly.max(axis=0)
+    nx = int(np.floor((hi[0] - centre[0]) / step_mm))
+    ny = int(np.floor((hi[1] - centre[1]) / step_mm))
+    nx = max(nx, int(np.floor((centre[0] - lo[0]) / step_mm)))
+    ny = max(ny, int(np.floor((centre[1] - lo[1]) / step_mm)))
+    gx, gy = np.meshgrid(np.arange(-nx, nx + 1) * step_mm, np.arange(-ny, ny + 1) * step_mm)
+    grid = centre + np.column_stack([gx.ravel(), gy.ravel()])
+    contour = poly.astype(np.float32).reshape(-1, 1, 2)
+    inside = [
+        cv2.pointPolygonTest(contour, (float(x), float(y)), True) >= inset_mm for x, y in grid
+    ]
+    kept = grid[np.asarray(inside, dtype=bool)]
+    return kept if len(kept) else centre[None]
+
+
+def ring(centre: Point, half_side: float, step_mm: float) -> np.ndarray:
+    """Points (Kx2 mm) every ~``step_mm`` along the axis-aligned square of half side
+    ``half_side`` around ``centre``."""
+    n = max(1, round(2 * half_side / step_mm))
+    t = (np.arange(n) + 0.5) / n * 2 * half_side - half_side
+    h = np.full(n, half_side)
+    side = np.concatenate(
+        [
+            np.column_stack([t, -h]),
+            np.column_stack([h, t]),
+            np.column_stack([-t, h]),
+            np.column_stack([-h, -t]),
+        ]
+    )
+    return side + np.asarray(centre, dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class CellSamples:
+    """A sample grid inside every cell of a board: ``points`` groups follow ``names``."""
+
+    names: tuple[str, ...]
+    points: PointSet
+
+    @classmethod
+    def of_cells(
+        cls,
+        geometry: BoardGeometry,
+        step_mm: float,
+        *,
+        inset_mm: float = 0.0,
+        height_mm: float = 0.0,
+        names: Iterable[str] | None = None,
+    ) -> CellSamples:
+        """A ``step_mm`` grid in each cell (all, or ``names``), ``inset_mm`` inside its edges,
+        on the plane ``height_mm`` above the markers (e.g. the board's top face)."""
+        cells = [geometry.cell(n) for n in names] if names is not None else list(geometry.cells)
+        groups = [polygon_grid(c.polygon, step_mm, inset_mm) for c in cells]
+        return cls(tuple(c.name for c in cells), PointSet.from_groups(groups, height_mm))
+
+    def sample(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """Colours (Nx3 float32) of every sample point, cell after cell."""
+        return self.points.sample(frame, pose)
+
+
+def board_height(geometry: BoardGeometry) -> float:
+    """Height of the playing surface above the markers' plane (``board.thickness``, mm)."""
+    return float(geometry.extra.get("board", {}).get("thickness", 0.0))
+
+
+def board_margin(
+    geometry: BoardGeometry,
+    step_mm: float,
+    *,
+    inset_mm: float = 1.5,
+    clearance_mm: float | None = None,
+) -> np.ndarray:
+    """Points (Kx2 mm) on the board's face outside every cell: the frame around the playing
+    area, ``inset_mm`` from the outline and ``clearance_mm`` (default ``inset_mm``) from the
+    cells' bounding box (to keep pieces' sides, seen at an angle, out of it)."""
+    outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
+    grid = polygon_grid(outline, step_mm, inset_mm)
+    cells = np.concatenate([np.asarray(c.polygon) for c in geometry.cells])
+    clear = inset_mm if clearance_mm is None else clearance_mm
+    lo, hi = cells.min(axis=0) - clear, cells.max(axis=0) + clear
+    outside = np.any((grid < lo) | (grid > hi), axis=1)
+    return grid[outside]
+
+
+# --------------------------------------------------------------------------- references
+def hex_bgr(colour: str) -> np.ndarray:
+    """``"#rrggbb"`` (sRGB) -> BGR float array in 0..255."""
+    value = colour.lstrip("#")
+    r, g, b = (int(value[i : i + 2], 16) for i in (0, 2, 4))
+    return np.array([b, g, r], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The light of one frame, measured on the mat.
+
+    ``white``/``black``: BGR of the paper and of the markers' print (medians over the markers
+    that were usable, ``markers``). ``noise``: the camera's pixel noise in reflectance units
+    (robust spread of the paper's pixels). ``field``: per channel, the coefficients of
+    ``log(white) = a + b x + c y`` over the board (mm), so that :meth:`white_at` follows the
+    light's fall-off from one side of the board to the other.
+    """
+
+    white: np.ndarray
+    black: np.ndarray
+    field: np.ndarray
+    markers: tuple[int, ...]
+    noise: float = 0.01
+
+    def white_at(self, points_mm: np.ndarray) -> np.ndarray:
+        """The paper's BGR the light would give at board points (Nx2 mm)."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        design = np.column_stack([np.ones(len(pts)), pts])
+        return np.exp(design @ self.field)
+
+    def normalise(
+        self,
+        colours: np.ndarray,
+        points_mm: np.ndarray | None = None,
+        owner: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Camera BGR (Nx3) -> reflectance, 0 at the markers' black and 1 at the paper's white
+        (per channel: white balance and exposure removed; with ``points_mm``, the local white
+        of :meth:`white_at`, so uneven light is removed too). With ``owner``, ``points_mm``
+        are fewer points (e.g. cell centres) and colour ``i`` takes the white of
+        ``points_mm[owner[i]]``: the light varies slowly, so this is as good and cheaper."""
+        white = self.white if points_mm is None else self.white_at(points_mm)
+        if owner is not None and points_mm is not None:
+            white = white[owner]
+        black = np.minimum(self.black, 0.5 * white)
+        return (np.asarray(colours, dtype=np.float64) - black) / np.maximum(white - black, 1.0)
+
+
+class MatReference:
+    """Measures a frame's :class:`Reference` on the white quiet zones around the markers (paper)
+    and on the markers' black outer border (print)."""
+
+    #: A marker is usable when its white ring is at least this much brighter than its border.
+    MIN_CONTRAST = 2.0
+
+    def __init__(self, geometry: BoardGeometry, step_mm: float = 1.5) -> None:
+        quiet = float(geometry.extra.get("print", {}).get("quiet_zone", 4.0))
+        self.geometry = geometry
+        self.ids = tuple(m.id for m in geometry.markers)
+        whites, blacks = [], []
+        for m in geometry.markers:
+            module = m.size / 6.0  # 4x4 data bits + a one-module black border
+            rot = np.radians(m.rotation_deg)
+            turn = np.array([[np.cos(rot), -np.sin(rot)], [np.sin(rot), np.cos(rot)]])
+            centre = np.asarray(m.center)
+            white = ring((0.0, 0.0), m.size / 2 + min(quiet / 2, 2.0), step_mm)
+            black = ring((0.0, 0.0), m.size / 2 - module / 2, step_mm)
+            whites.append(white @ turn.T + centre)
+            blacks.append(black @ turn.T + centre)
+        self.white_points = PointSet.from_groups(whites)
+        self.black_points = PointSet.from_groups(blacks)
+        self.centres = np.array([m.center for m in geometry.markers], dtype=np.float64)
+
+    def measure(self, frame: np.ndarray, pose: BoardPose) -> Reference:
+        """The frame's references, from the markers detected in it (all of them when the pose
+        is a tracked one with none detected) whose rings have paper-vs-print contrast."""
+        ipx_w = self.white_points.image_points(pose)
+        ipx_b = self.black_points.image_points(pose)
+        paper = sample_image(frame, ipx_w)
+        w = self.white_points.group_median(paper)
+        b = self.black_points.group_median(sample_image(frame, ipx_b))
+        seen = set(pose.markers_seen) or set(self.ids)
+        inside = self.white_points.group_reduce(
+            in_frame(ipx_w, frame.shape).astype(np.int64), np.minimum
+        ).astype(bool)
+        contrast = w.mean(axis=1) / np.maximum(b.mean(axis=1), 1.0)
+        ok = (
+            np.array([i in seen for i in self.ids], dtype=bool)
+            & inside
+            & (contrast >= self.MIN_CONTRAST)
+        )
+        if not ok.any():  # no usable marker: assume the brightest ring is paper
+            ok = w.mean(axis=1) >= w.mean(axis=1).max()
+        white = np.median(w[ok], axis=0)
+        black = np.median(b[ok], axis=0)
+        field = _light_field(self.centres[ok], np.maximum(w[ok], 1.0))
+        used = tuple(i for i, k in zip(self.ids, ok, strict=True) if k)
+        return Reference(white, black, field, used, self._noise(paper, ok, white - black))
+
+    def _noise(self, paper: np.ndarray, ok: np.ndarray, span: np.ndarray) -> float:
+        """Median absolute deviation of the usable white rings' pixels (x 1.48: a Gaussian's
+        sigma), in reflectance units."""
+        pts = self.white_points
+        keep = ok[pts.owner]
+        dev = np.abs(paper - pts.group_median(paper)[pts.owner]) / np.maximum(span, 1.0)
+        return float(1.48 * np.median(dev[keep])) if keep.any() else 0.01
+
+
+def _light_field(centres: np.ndarray, whites: np.ndarray) -> np.ndarray:
+    """Least-squares ``log(white) = a + b x + c y`` per channel (3x3); flat when the markers
+    do not span the board (fewer than 3 or collinear)."""
+    logs = np.log(whites)
+    flat = np.zeros((3, 3))
+    flat[0] = np.median(logs, axis=0)
+    if len(centres) < 3:
+        return flat
+    design = np.column_stack([np.ones(len(centres)), centres])
+    if np.linalg.matrix_rank(design) < 3:
+        return flat
+    coef, *_ = np.linalg.lstsq(design, logs, rcond=None)
+    return coef
+
+
+# --------------------------------------------------------------------------- colour features
+def chroma(reflectance: np.ndarray) -> np.ndarray:
+    """Lightness-free colour of reflectances (Nx3 BGR): ``(b - g, r - g) / (b + g + r)``
+    (Nx2), 0 for greys; robust to shadows, which scale all channels alike."""
+    rgb = np.maximum(np.asarray(reflectance, dtype=np.float64), 0.0)
+    total = np.maximum(rgb.sum(axis=1), 0.05)
+    return np.column_stack([(rgb[:, 0] - rgb[:, 1]), (rgb[:, 2] - rgb[:, 1])]) / total[:, None]
+
+
+def lightness(reflectance: np.ndarray) -> np.ndarray:
+    """Mean reflectance of the three channels (N)."""
+    return np.asarray(reflectance, dtype=np.float64).mean(axis=1)
+
+
+def skin_likelihood(reflectance: np.ndarray) -> np.ndarray:
+    """How skin-like (0..1) each colour (Nx3 reflectance) is: skin of every tone has
+    red > green > blue with a moderate saturation, in normalised rgb ``r`` 0.36-0.6 and
+    ``g`` 0.26-0.38 (the classic skin locus); a soft score, not a decision."""
+    rgb = np.maximum(np.asarray(reflectance, dtype=np.float64), 1e-3)
+    total = rgb.sum(axis=1)
+    r, g = rgb[:, 2] / total, rgb[:, 1] / total
+    order = (rgb[:, 2] > rgb[:, 1]) & (rgb[:, 1] > rgb[:, 0])
+    dr = np.clip(np.abs(r - 0.46) - 0.10, 0.0, None) / 0.05
+    dg = np.clip(np.abs(g - 0.32) - 0.05, 0.0, None) / 0.03
+    return np.where(order, np.exp(-(dr * dr + dg * dg)), 0.0)
+
+
+# --------------------------------------------------------------------------- class models
+class GaussianClasses:
+    """One Gaussian per class over a feature vector, learned from labelled samples.
+
+    ``means`` (K x D) are the priors until :meth:`learn` sees samples; ``spread`` (D) is the
+    smallest standard deviation a class may have (noise the camera always adds). Learning is an
+    exponential moving average (``rate``), so the model follows a slow change of light.
+    """
+
+    def __init__(self, means: np.ndarray, spread: np.ndarray | float, *, rate: float = 0.5) -> None:
+        self.means = np.array(means, dtype=np.float64)
+        k, d = self.means.shape
+        self.floor = np.broadcast_to(np.asarray(spread, dtype=np.float64), (d,)).copy()
+        self.covs = np.repeat(np.diag(self.floor**2)[None] * 4.0, k, axis=0)
+        self.rate = float(rate)
+        self.learned = np.zeros(k, dtype=bool)
+
+    def copy(self) -> GaussianClasses:
+        """An independent copy (to adapt to one frame without forgetting the calibration)."""
+        other = GaussianClasses(self.means, self.floor, rate=self.rate)
+        other.covs = self.covs.copy()
+        other.learned = self.learned.copy()
+        return other
+
+    def learn(self, k: int, samples: np.ndarray) -> None:
+        """Move class ``k`` towards the samples (M x D; at least 2)."""
+        x = np.asarray(samples, dtype=np.float64)
+        if len(x) < 2:
+            return
+        mean = x.mean(axis=0)
+        cov = np.cov(x, rowvar=False).reshape(len(mean), len(mean)) + np.diag(self.floor**2)
+        rate = 1.0 if not self.learned[k] else self.rate
+        self.means[k] = (1 - rate) * self.means[k] + rate * mean
+        self.covs[k] = (1 - rate) * self.covs[k] + rate * cov
+        self.learned[k] = True
+
+    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
+        """Gaussian log density of every feature vector (N x D) under every class (N x K)."""
+        x = np.asarray(features, dtype=np.float64)
+        out = np.empty((len(x), len(self.means)))
+        for k, (mu, cov) in enumerate(zip(self.means, self.covs, strict=True)):
+            inv = np.linalg.inv(cov)
+            d = x - mu
+            maha = np.einsum("nd,de,ne->n", d, inv, d)
+            out[:, k] = -0.5 * (maha + np.log(np.linalg.det(cov)) + len(mu) * np.log(2 * np.pi))
+        return out
+
+    def distance(self, features: np.ndarray) -> np.ndarray:
+        """Mahalanobis distance of every feature vector to every class (N x K)."""
+        x = np.asarray(features, dtype=np.float64)
+        out = np.empty((len(x), len(self.means)))
+        for k, (mu, cov) in enumerate(zip(self.means, self.covs, strict=True)):
+            d = x - mu
+            out[:, k] = np.sqrt(np.einsum("nd,de,ne->n", d, np.linalg.inv(cov), d))
+        return out
+
+
+# --------------------------------------------------------------------------- probabilities
+def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Normalised ``exp(logits)`` along ``axis`` (stable)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def bounded(probs: np.ndarray, floor: float = MIN_PROBABILITY) -> np.ndarray:
+    """Probabilities (N x K) with every entry at least ``floor``, rows summing to 1."""
+    p = np.maximum(np.asarray(probs, dtype=np.float64), floor)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def observation(
+    game: str,
+    names: Sequence[str],
+    classes: Sequence[Content],
+    probs: np.ndarray,
+    hidden: Iterable[str] = (),
+    *,
+    occluded: bool = False,
+) -> Observation:
+    """The :class:`Observation` of per-cell class probabilities (``probs`` N x K, rows in
+    ``names`` order, columns in ``classes`` order): each visible cell's most likely class,
+    its probabilities and confidence; ``hidden`` cells are left out (``partial``)."""
+    hidden = set(hidden)
+    p = bounded(probs)
+    best = p.argmax(axis=1)
+    cells: dict[str, Content] = {}
+    confidence: dict[str, float] = {}
+    probabilities: dict[str, Mapping[Content, float]] = {}
+    for i, name in enumerate(names):
+        if name in hidden:
+            continue
+        cells[name] = classes[int(best[i])]
+        confidence[name] = float(p[i, best[i]])
+        probabilities[name] = {c: float(v) for c, v in zip(classes, p[i], strict=True)}
+    return Observation(
+        game=game,
+        cells=cells,
+        partial=bool(hidden),
+        occluded=occluded or bool(hidden),
+        confidence=confidence,
+        probabilities=probabilities,
+    )
+
+
+# --------------------------------------------------------------------------- occlusion
+def markers_hidden(pose: BoardPose) -> tuple[int, ...]:
+    """Markers seen steadily before but missing now (something over the mat's edge?)."""
+    return pose.markers_missing
+
+
+@dataclass(frozen=True)
+class Occlusion:
+    """What a single frame says about things over the board: ``hidden`` cells (to leave out)
+    and whether anything at all is over the board (``occluded``)."""
+
+    hidden: frozenset[str]
+    occluded: bool
+
+
+def find_occlusion(
+    names: Sequence[str],
+    foreign: np.ndarray,
+    *,
+    neighbours: Mapping[str, Sequence[str]] | None = None,
+    hide_at: float = 0.25,
+    grow_at: float = 0.08,
+    margin_foreign: float = 0.0,
+    margin_at: float = 0.05,
+) -> Occlusion:
+    """Hidden cells from each cell's share of ``foreign`` sample points (N, in ``names``
+    order: points that fit none of the cell's possible looks, or look like skin).
+
+    A cell is hidden when at least ``hide_at`` of it is foreign; a hand is one blob, so a
+    neighbour of a hidden cell with at least ``grow_at`` foreign is hidden too (repeatedly).
+    ``margin_foreign`` is the foreign share of the board's frame around the cells: above
+    ``margin_at`` the board is occluded even if no cell is hidden (an arm over the edge).
+    """
+    share = dict(zip(names, np.asarray(foreign, dtype=np.float64), strict=True))
+    hidden = {n for n, s in share.items() if s >= hide_at}
+    if neighbours is not None:
+        todo = list(hidden)
+        while todo:
+            for m in neighbours.get(todo.pop(), ()):
+                if m not in hidden and share.get(m, 0.0) >= grow_at:
+                    hidden.add(m)
+                    todo.append(m)
+    occluded = bool(hidden) or margin_foreign >= margin_at
+    return Occlusion(frozenset(hidden), occluded)
+
+
+def grow_region(
+    seeds: Iterable[str], through: Collection[str], neighbours: Mapping[str, Sequence[str]]
+) -> frozenset[str]:
+    """The ``seeds`` and every cell reachable from them by steps between ``neighbours`` that
+    land on cells of ``through`` (a hand is one blob: what it partly covers touches it)."""
+    region = set(seeds)
+    todo = list(region)
+    while todo:
+        for m in neighbours.get(todo.pop(), ()):
+            if m not in region and m in through:
+                region.add(m)
+                todo.append(m)
+    return frozenset(region)
+
+
+def grid_neighbours(
+    names: Sequence[str], centres: np.ndarray, pitch: float
+) -> dict[str, list[str]]:
+    """Cells whose centres (N x 2 mm) are within 1.5 ``pitch`` of each other (8-neighbours on
+    a square grid)."""
+    c = np.asarray(centres, dtype=np.float64)
+    d = np.linalg.norm(c[:, None] - c[None], axis=2)
+    close = (d > 0) & (d <= 1.5 * pitch)
+    return {n: [names[j] for j in np.flatnonzero(close[i])] for i, n in enumerate(names)}
