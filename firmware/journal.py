@@ -212,15 +212,18 @@ def replay_items(game: Game) -> list[dict[str, Any]]:
     return items
 
 
-def save_record(game: Game, directory: str | Path, stem: str | None = None) -> SavedGame:
+def save_record(
+    game: Game, directory: str | Path, stem: str | None = None, *, replace: bool = False
+) -> SavedGame:
     """Save a finished game in ``directory`` as ``STEM.json`` (its record) and ``STEM.jsonl``
-    (:func:`replay_items`); ``stem`` defaults to the local time and the game's name."""
+    (:func:`replay_items`); ``stem`` defaults to the local time and the game's name. An existing
+    ``STEM`` is kept (the new files get a ``-2``, ``-3``... suffix) unless ``replace``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     base = stem or f"{time.strftime('%Y%m%d-%H%M%S')}-{game.name}"
     for n in itertools.count(1):
         name = base if n == 1 else f"{base}-{n}"
-        if not (directory / f"{name}.json").exists():
+        if replace or not (directory / f"{name}.json").exists():
             break
     saved = SavedGame(directory / f"{name}.json", directory / f"{name}.jsonl")
     try:

@@ -38,7 +38,7 @@ from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipe
 from . import screens
 from .actions import Action, Menu, MenuItem
 from .camera import ENDED
-from .journal import CURRENT, Journal, JournalError, save_record
+from .journal import CURRENT, Journal, JournalError, SavedGame, save_record
 
 
 class Phase(Enum):
@@ -104,6 +104,7 @@ class RefereeLoop:
         self.on_report = on_report or (lambda report: None)
         self.journal_dir = Path(journal_dir)
         self.records_dir = Path(records_dir)
+        self._saved: SavedGame | None = None  # the record of the finished game
         self.game_name = game
         self.vision = VisionPipeline(game, settle_time=settle_time)
         self.menu = Menu.main()
@@ -148,6 +149,7 @@ class RefereeLoop:
         self.referee = Referee(game, **options)
         self.journal = Journal.create(self.journal_dir / CURRENT, game, options)
         self.game_name = game
+        self._saved = None
         self._report(f"new game of {game}")
 
     # ----------------------------------------------------------------- one frame
@@ -244,7 +246,10 @@ class RefereeLoop:
             pass  # the board is not (yet) as the game expects: keep asking
         self._report(describe(outcome), outcome)
         if outcome.over and v.kind in (MOVE, EVENT) and self.referee is not None:
-            saved = save_record(self.referee.game, self.records_dir)
+            # an event after the end (Spectrangle's deduction) updates the same record
+            stem = self._saved.record.stem if self._saved is not None else None
+            saved = save_record(self.referee.game, self.records_dir, stem, replace=stem is not None)
+            self._saved = saved
             self._report(f"game saved: {saved.record}")
         self._show_current(outcome)
 

@@ -67,7 +67,18 @@ def _shifted(cells: dict[str, Any], dx: int, dy: int, names: set[str]) -> dict[s
 
 def illegal_attempt(game: Game, rng: random.Random) -> tuple[dict[str, Any], str] | None:
     """A board showing one placement the rules forbid, made by moving a legal move's pieces to
-    other cells; ``None`` when no such board is found. Returns (board view, reason)."""
+    other (empty, else occupied: a Gobblet piece gobbling one from the reserve) cells; ``None``
+    when no such board is found. Returns (board view, reason)."""
+    for covering in (False, True):
+        found = _illegal_attempt(game, rng, covering)
+        if found is not None:
+            return found
+    return None
+
+
+def _illegal_attempt(
+    game: Game, rng: random.Random, covering: bool
+) -> tuple[dict[str, Any], str] | None:
     before = game.view()
     names = set(before)
     moves = list(game.legal_moves())
@@ -80,13 +91,13 @@ def illegal_attempt(game: Game, rng: random.Random) -> tuple[dict[str, Any], str
         targets: list[dict[str, Any]] = []
         if len(placed) == 1:
             (content,) = placed.values()
-            targets = [{n: content} for n in names if before[n] is None]
+            targets = [{n: content} for n in sorted(names) if before[n] is None or covering]
         else:
             offsets = [(dx, dy) for dx in range(-4, 5) for dy in range(-4, 5) if dx or dy]
             targets = [t for dx, dy in offsets if (t := _shifted(placed, dx, dy, names))]
         rng.shuffle(targets)
         for target in targets:
-            if any(before[n] is not None for n in target):
+            if any(before[n] is not None for n in target) != covering:
                 continue
             view = dict(before)
             view.update(target)
@@ -141,8 +152,24 @@ class SpectrangleTable:
         return Event("end", data={"remaining": {p: list(h) for p, h in self.hands.items()}})
 
 
+#: deals tried (from the seed on) to find a game in which a player must pass or exchange
+DEALS_TRIED = 50
+
+
 def scripted_game(name: str, seed: int = 1, **options: Any) -> Script:
-    """A complete seeded game of ``name`` with one illegal placement flagged and corrected."""
+    """A complete seeded game of ``name`` with one illegal placement flagged and corrected; in a
+    game with passes and exchanges (Spectrangle), the first deal from ``seed`` on in which some
+    player has to pass or exchange, so the game shows them."""
+    if name != "spectrangle":
+        return _scripted_game(name, seed, **options)
+    for deal in range(seed, seed + DEALS_TRIED):
+        script = _scripted_game(name, deal, **options)
+        if any(step.item.get("event") in ("pass", "exchange") for step in script.steps):
+            break
+    return script
+
+
+def _scripted_game(name: str, seed: int, **options: Any) -> Script:
     rng = random.Random(seed)
     game = new_game(name, **options)
     script = Script(name, dict(options))

@@ -7,7 +7,11 @@ tracking to lean on) and the game's reader, on one OpenCV thread.
 - ``cell_accuracy``: over every cell not hidden by the hand, the fraction read right (a visible
   cell left out of the observation counts as wrong).
 - ``board_accuracy``: the fraction of scenes read entirely right: every reported cell right, every
-  visible cell reported, and ``occluded`` set exactly when a hand is over the board.
+  visible cell reported, and ``occluded`` set exactly when a hand is over the board. A cell counts
+  as hidden when any of its sample points is under the hand; a visible cell at the hand's edge
+  (its centre within 1.5 cell pitches of a hidden cell's) may be left out without failing the
+  board, since a reader cannot place the hand's edge to the millimetre and leaving a doubtful
+  cell out of an occluded frame is the safe answer (it still counts in ``cell_accuracy``).
 - ``false_settled``: hand scenes that the full pipeline (settle filter + reader) reported as a
   settled board, although the hand stayed (perfectly still) over it for 1.5 s at 10 fps after
   the clear board had settled.
@@ -22,14 +26,16 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from engine import new_game
+from engine import Observation, new_game
+from engine.core import Content
 
-from .geometry import load_geometry
+from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound
 from .pipeline import SETTLED, VisionPipeline
 from .readers import reader_for
@@ -69,6 +75,36 @@ class VisionBench:
             "not_found": self.not_found,
             "hand_scenes": self.hand_scenes,
         }
+
+
+def hand_edge(geometry: BoardGeometry, hidden: Collection[str]) -> set[str]:
+    """The cells whose centre lies within 1.5 cell pitches of a ``hidden`` cell's centre (the
+    hidden cells included)."""
+    if not hidden:
+        return set()
+    names = [c.name for c in geometry.cells]
+    centres = np.array([c.center for c in geometry.cells])
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    np.fill_diagonal(gaps, np.inf)
+    pitch = float(np.median(gaps.min(axis=1)))
+    under = np.isin(names, list(hidden))
+    near = (gaps[:, under] <= 1.5 * pitch).any(axis=1) | under
+    return {n for n, k in zip(names, near, strict=True) if k}
+
+
+def board_right(
+    geometry: BoardGeometry,
+    truth: Mapping[str, Content],
+    hidden: Collection[str],
+    occluded: bool,
+    obs: Observation,
+) -> bool:
+    """Whether ``obs`` reads a scene (true contents ``truth``, ``hidden`` cells under a hand,
+    ``occluded``) entirely right: no reported cell wrong, ``occluded`` right, and every visible
+    cell reported but those at the hand's edge (:func:`hand_edge`)."""
+    wrong = any(obs.cells[n] != truth[n] for n in truth if n in obs.cells)
+    left_out = set(truth) - obs.cells.keys() - hand_edge(geometry, hidden)
+    return not wrong and not left_out and obs.occluded == occluded
 
 
 def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bool:
@@ -122,12 +158,9 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
         )
         warp_ms.append((time.perf_counter() - start) * 1000.0)
         good = [n for n in visible if n in obs.cells and obs.cells[n] == truth[n]]
-        wrong_hidden = [n for n in scene.hidden if n in obs.cells and obs.cells[n] != truth[n]]
         right += len(good)
         total += len(visible)
-        boards_right += (
-            len(good) == len(visible) and not wrong_hidden and obs.occluded == scene.occluded
-        )
+        boards_right += board_right(geometry, truth, scene.hidden, scene.occluded, obs)
         if scene.occluded:
             hands += 1
             clear = render_scene(game, cells, seed * 1000 + i, hand=False).image

@@ -6,8 +6,11 @@
   board has not yet been still for ``settle_time`` (``reason`` says which);
 - ``occluded``: a hand or arm is (probably) over the board;
 - ``settled``: the board has been still and clear for ``settle_time`` and differs from the last
-  settled board: ``frame`` is the image to read. Reported once per change;
-- ``unchanged``: still and clear, but nothing changed since the last settled board.
+  settled board, or a hand was over it since then: ``frame`` is the image to read. Reported
+  once per change and once after every visit of a hand, however small the change it left (a
+  small light piece on a light board may change too few pixels to tell; the reader and the
+  rules decide, and answer "no change" when the hand left the board as it was);
+- ``unchanged``: still and clear, no hand since the last settled board, and nothing changed.
 
 Occlusion is judged without knowing the game's pieces, on a small (``work_width`` px wide),
 lightly blurred copy whose colour planes are each scaled to keep the median they had in the
@@ -137,6 +140,7 @@ class Settler:
         self._reference: _Work | None = None
         self._still = False
         self._judged = False
+        self._visited = False  # a hand was over the board since the last settled board
 
     def push(
         self, t: float, rectified: np.ndarray | None, hints: Hints | None = None
@@ -159,12 +163,14 @@ class Settler:
         if hard or moved or motion > self.min_area:
             self._anchor, self._anchor_t, self._still = work, t, False
             if hard or soft:
+                self._visited = True
                 return SettleState(OCCLUDED, t, hard or soft, motion=motion)
             return SettleState(MOVING, t, BOARD_MOVED if moved else MOTION, motion=motion)
         if not self._still:
             self._still, self._judged = True, False
         still_for = t - self._anchor_t
         if soft and still_for < self.patience:
+            self._visited = True
             return SettleState(OCCLUDED, t, soft, still_for=still_for, motion=motion)
         if still_for < self.settle_time - 1e-9:
             return SettleState(MOVING, t, SETTLING, still_for=still_for, motion=motion)
@@ -173,7 +179,8 @@ class Settler:
         self._judged = True
         reference, self._reference = self._reference, work
         change = 1.0 if reference is None else float(self._changed(work, reference).mean())
-        kind = SETTLED if change > self.min_area else UNCHANGED
+        kind = SETTLED if change > self.min_area or self._visited else UNCHANGED
+        self._visited = False
         frame = rectified if kind == SETTLED else None
         return SettleState(kind, t, frame=frame, still_for=still_for, motion=motion, change=change)
 

@@ -141,8 +141,21 @@ def test_a_hand_resting_still_over_the_board_is_never_read():
     assert all(s.kind == OCCLUDED for s in resting)
     assert {s.reason for s in resting[3:]} == {ARM}
     leave = run(settler, [camera(empty, rng) for _ in range(10)], 3.0)
-    assert SETTLED not in kinds(leave)  # the hand left nothing behind
+    # once the hand has left, the board is read once (the rules then see "no change")
+    assert kinds(leave).count(SETTLED) == 1
     assert leave[-1].kind == UNCHANGED
+
+
+def test_a_hand_that_leaves_a_barely_visible_change_is_read():
+    rng = np.random.default_rng(33)
+    settler = Settler()
+    empty = board()
+    settled_board(settler, empty, rng)
+    run(settler, [camera(with_arm(empty, cell_centre(1, 2)), rng) for _ in range(5)], 1.0)
+    faint = board({(1, 2): ((185, 192, 200), 8)})  # a small piece the board's own colour
+    leave = run(settler, [camera(faint, rng) for _ in range(10)], 1.5)
+    (read,) = [s for s in leave if s.kind == SETTLED]
+    assert read.change <= settler.min_area  # too faint for the image difference alone
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,13 @@ glossy plastic) pulls it towards grey without turning its hue much.
 Per square: the share of *board-like* points (near grey, within the frame's noise), and for
 each piece colour the chroma ``t`` of the points in that colour's hue sector, as a fraction of
 the colour's own chroma. A square is empty when its points are board-like; a piece when its
-most coloured points reach the piece's colour, or when its rim does all around while its middle
-is washed out (a glare spot); *unreadable* otherwise (skin: orange's hue, but uniformly paler;
-a sleeve or an object: another hue). Unreadable squares, the partly covered squares next to
-them, and anything over the board's frame make the observation occluded. See
-``docs/vision/readers.md``.
+most coloured points reach the piece's colour, or keep its colour difference under glare;
+*unreadable* otherwise (skin: orange's hue, but paler; a sleeve or an object: another hue).
+
+A hand of the board's own grey hides the grid lines: every square's four sides are sampled
+across their line too. Unreadable squares, blobs of line-less empty squares reaching the
+board's edge and covered tiles of the board's frame seed the hidden area, which grows through
+suspect neighbours. See ``docs/vision/readers-blokus.md``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .common import (
     hex_bgr,
     observation,
     row_quantile,
+    sample_image,
     softmax,
 )
 
@@ -50,13 +53,22 @@ CLASSES: tuple[Content, ...] = (None, "orange", "violet")
 PIECES = ("orange", "violet")
 #: A sensor level at which a channel is saturated (in the 2x2-averaged crop).
 SATURATED = 250
+#: Weights of a colour's three channels in its lightness (their mean).
+THIRDS = np.full(3, 1.0 / 3.0)
+#: A square's four sides, by their outward normals (board mm).
+SIDES = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
+#: Points sampled along each grid line and beside it.
+LINE_POINTS = 6
+#: Where (mm across a square's side, outwards) the rows of points along it are: the board
+#: beside the line first and last, and a few rows about the line in between.
+LINE_OFFSETS = (-3.0, -1.2, -0.6, 0.0, 0.6, 1.2, 3.0)
 
 
 def opponent(reflectance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per point: colour difference ``(b - g, r - g)`` (N x 2) and lightness (N)."""
     refl = np.asarray(reflectance, dtype=np.float64).reshape(-1, 3)
     d = np.column_stack([refl[:, 0] - refl[:, 1], refl[:, 2] - refl[:, 1]])
-    return d, np.maximum(refl.mean(axis=1), 0.03)
+    return d, np.maximum(refl @ THIRDS, 0.03)
 
 
 def chroma_of(reflectance: np.ndarray) -> np.ndarray:
@@ -82,6 +94,11 @@ class BlokusReader(Reader):
     KEPT = 0.4
     #: Chroma (fraction of the piece's) at the ``TOP`` quantile of a piece seen in full.
     SOLID = 0.75
+    #: ... or, under glare, its colour difference kept to at least this fraction of the
+    #: piece's (pale skin has orange's hue but much less of its colour difference).
+    GLARE = 0.8
+    #: Line-less empty squares, connected and reaching the board's edge, that make an arm.
+    ARM_SQUARES = 3
     #: The smallest colour error (sensor levels) of any point: quantisation, JPEG.
     FLOOR_LEVELS = 2.5
 
@@ -100,12 +117,17 @@ class BlokusReader(Reader):
         top = surface + float(geometry.pieces.get("thickness", 0.0))
         self.samples = CellSamples.of_cells(geometry, step_mm, inset_mm=inset_mm, height_mm=top)
         self.margin = _margin_tiles(geometry, surface)
+        self.lines = _grid_lines(geometry, surface)
         self.mat = MatReference(geometry)
         self.sharpness = sharpness
         self.readable = readable
         look = geometry.extra.get("look", {})
         self.board = hex_bgr(look.get("board", "#c8cacb")) / 255.0
         self.grey = chroma_of(self.board)[0]
+        #: a square's grid line is seen when it is this much lighter than the board beside it
+        #: (a quarter of the contrast the geometry's colours give)
+        grid = hex_bgr(look.get("grid", "#ffffff")) / 255.0
+        self.line_contrast = 0.25 * abs(float(grid.mean() / self.board.mean()) - 1.0)
         nominal = np.vstack([hex_bgr(look["pieces"][p]) / 255.0 for p in PIECES])
         #: each piece colour's chroma relative to the board's grey (learned by calibrate)
         self.colours = chroma_of(nominal) - self.grey
@@ -124,6 +146,14 @@ class BlokusReader(Reader):
         tiles = self.margin.centres
         gap = np.linalg.norm(centres[:, None] - tiles[None], axis=2)
         self._tile_weights = 1.0 / (gap / pitch + 1.0) ** 4
+        index = {tuple(np.round(c, 3)): i for i, c in enumerate(centres)}
+        self._across = np.array(
+            [
+                [index.get(tuple(np.round(c + np.asarray(n) * pitch, 3)), -1) for n in SIDES]
+                for c in centres
+            ]
+        )
+        self._edge = frozenset(n for n in self.samples.names if len(self.neighbours[n]) < 8)
         self._next_to_tile = [
             [
                 n
@@ -138,7 +168,7 @@ class BlokusReader(Reader):
         """Every visible square's content, with probabilities; hands and objects left out."""
         refl, tol, margin = self._measure(frame, pose)
         scores, foreign, solid = self._scores(refl, tol)
-        hidden = self._hidden(scores, foreign, solid, margin >= 0.5)
+        hidden = self._hidden(scores, foreign, solid, margin >= 0.5, self._lined(frame, pose))
         return observation(
             self.game,
             self.samples.names,
@@ -148,24 +178,57 @@ class BlokusReader(Reader):
             occluded=bool(hidden) or bool(np.any(margin >= 0.5)),
         )
 
+    def _lined(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
+        """Per square, whether the grid line along at least one of its sides is in view
+        (lighter than the board on both sides of it): an empty square shows its lines, a
+        hand or a sleeve of the board's own colour does not. The line is looked for a little
+        either side of where the pose puts it (lens distortion, a pose a pixel off)."""
+        grey = sample_image(frame, self.lines.image_points(pose)).reshape(-1, 3) @ THIRDS
+        rows = row_quantile(grey.reshape(-1, LINE_POINTS), 0.5).reshape(-1, len(LINE_OFFSETS))
+        beside = 0.5 * (rows[:, 0] + rows[:, -1])
+        contrast = rows[:, 1:-1].max(axis=1) / np.maximum(beside, 1.0) - 1.0
+        sides = contrast.reshape(len(self.samples.names), 4)
+        # a washed-out or blurred frame shows every line fainter: compare with this frame's
+        # typical square, most of which are in view
+        typical = max(float(np.median(sides.max(axis=1))), 0.0)
+        return sides >= min(self.line_contrast, 0.3 * typical)
+
     def _hidden(
-        self, scores: np.ndarray, foreign: np.ndarray, solid: np.ndarray, tiles: np.ndarray
+        self,
+        scores: np.ndarray,
+        foreign: np.ndarray,
+        solid: np.ndarray,
+        tiles: np.ndarray,
+        lined: np.ndarray,
     ) -> frozenset[str]:
         """Squares under a hand or an object.
 
         Unreadable squares (no class fits, or many foreign points) are hidden, and so is
         every *suspect* square connected to them or to a covered tile of the board's frame:
-        partly foreign, poorly explained, or a piece read only from its glare-faded colour
-        (pale skin looks like that; a glare spot alone touches no covered square)."""
+        partly foreign, poorly explained, an orange piece read only from its glare-faded
+        colour (pale skin looks like that; a glare spot alone touches no covered square) or an
+        empty square none of whose grid lines shows (a hand of the board's colour)."""
         names = self.samples.names
         best = scores.max(axis=1)
         kind = scores.argmax(axis=1)
-        faded = (kind > 0) & ~solid[np.arange(len(names)), np.maximum(kind - 1, 0)]
+        faded = (kind == 1) & ~solid[:, 0]
         foreign_like = (best < 0.3) | (foreign >= 0.3)
-        suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75)
+        empty = kind == 0
+        unlined = empty & ~lined.any(axis=1)
+        # two empty squares side by side show the line between them: an empty square
+        # missing two such lines is under something of the board's grey
+        across = np.where(self._across >= 0, empty[np.maximum(self._across, 0)], False)
+        seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
+        suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75) | unlined | seamless
         seeds = {names[i] for i in np.flatnonzero(foreign_like)}
         for tile in np.flatnonzero(tiles):
             seeds.update(n for n in self._next_to_tile[tile] if suspect[names.index(n)])
+        # an arm of the board's own colour: a blob of line-less squares reaching the edge
+        blank = {names[i] for i in np.flatnonzero(unlined)}
+        for name in blank & self._edge:
+            blob = grow_region({name}, blank, self.neighbours)
+            if len(blob) >= self.ARM_SQUARES:
+                seeds |= blob
         return grow_region(seeds, {names[i] for i in np.flatnonzero(suspect)}, self.neighbours)
 
     def _measure(
@@ -225,7 +288,8 @@ class BlokusReader(Reader):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """How well each class explains each square (G x classes, 0..1), and the share of
         each square's points that are foreign (far from grey and from both colours' lines),
-        and whether each piece's colour is there in full (G x pieces, not only glare-faded).
+        and whether each piece's colour is there in full (G x pieces: its chroma, or under
+        glare its colour difference; not only faded, as pale skin looks).
 
         Empty: the share of board-like points. A piece: its colour evidence (see
         :meth:`_evidence`) mapped to 0..1, times the share of points not foreign."""
@@ -243,7 +307,7 @@ class BlokusReader(Reader):
             near |= (off <= 0.45) & (t > 0.1)
             top, kept = self._evidence(t.reshape(g, -1), light.reshape(g, -1) / lit)
             evidence.append(np.where(top >= 0.3, np.maximum(top, kept), top))
-            solid.append(top >= self.SOLID)
+            solid.append((top >= self.SOLID) | (kept >= self.GLARE))
         foreign = 1.0 - near.reshape(g, -1).mean(axis=1)
         pieces = np.clip((np.column_stack(evidence) - 0.55) / 0.2, 0.0, 1.0)
         empty = board.reshape(g, -1).mean(axis=1)
@@ -271,13 +335,20 @@ class BlokusReader(Reader):
 
     # ----------------------------------------------------------------- calibration
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
-        """Learn the pieces' real colours from the squares of ``known`` (their most coloured
-        points), so that chroma is measured against the real plastic under the real light."""
+        """Learn the pieces' real colours from the squares of ``known`` that this frame shows
+        and reads the same way (their most coloured points), so that chroma is measured
+        against the real plastic under the real light; a square read otherwise (a hand, a
+        misplaced piece) teaches nothing."""
+        obs = self.read(frame, pose)
         refl, _, _ = self._measure(frame, pose)
         points = self.samples.points
         index = {n: i for i, n in enumerate(self.samples.names)}
         for k, piece in enumerate(PIECES):
-            rows = [index[n] for n, c in known.items() if c == piece and n in index]
+            rows = [
+                index[n]
+                for n, c in known.items()
+                if c == piece and n in index and obs.cells.get(n) == piece
+            ]
             if len(rows) < 2:
                 continue
             pts = np.concatenate([refl[points.starts[i] : points.starts[i + 1]] for i in rows])
@@ -293,7 +364,27 @@ def _clipped(colours: np.ndarray) -> np.ndarray:
     """Points (N) so bright that the camera saturated a channel while the others are high too:
     nearly white, of a colour that cannot be told (bright board, glare)."""
     colours = np.asarray(colours)
-    return (colours.max(axis=1) >= SATURATED) & (colours.min(axis=1) >= 0.7 * SATURATED)
+    b, g, r = colours[:, 0], colours[:, 1], colours[:, 2]
+    high = np.maximum(np.maximum(b, g), r)
+    low = np.minimum(np.minimum(b, g), r)
+    return (high >= SATURATED) & (low >= 0.7 * SATURATED)
+
+
+def _grid_lines(geometry: BoardGeometry, height: float) -> PointSet:
+    """Per square and side (right, left, down, up), rows of ``LINE_POINTS`` points along the
+    side, at ``LINE_OFFSETS`` across it: the board inside, around the grid line, outside."""
+    along = np.linspace(-0.35, 0.35, LINE_POINTS)
+    groups = []
+    for cell in geometry.cells:
+        poly = np.asarray(cell.polygon, dtype=np.float64)
+        centre, half = poly.mean(axis=0), (poly.max(axis=0) - poly.min(axis=0)) / 2
+        for normal in SIDES:
+            n = np.asarray(normal)
+            reach = float(np.abs(n) @ half)
+            tangent = np.array([-n[1], n[0]]) * 2 * float(np.abs(n[::-1]) @ half)
+            for offset in LINE_OFFSETS:
+                groups.append(centre + n * (reach + offset) + along[:, None] * tangent)
+    return PointSet.from_groups(groups, height)
 
 
 def _margin_tiles(geometry: BoardGeometry, height: float, tile_mm: float = 15.0) -> PointSet:

@@ -1,14 +1,17 @@
 """Gobblet: the visible top of every square's stack, white or black, size 1 to 4.
 
-The board's top face is sampled into a small top-down image (1 px/mm). Every pixel gets two
+The board's top face is sampled into a small top-down image (0.8 px/mm). Every pixel gets two
 log-likelihood ratios, "white piece rather than what else it could be" and "black piece rather
 than ...", from colours made independent of the light: log-chroma against the mat's paper, and
 lightness against the board's own wood nearby. A piece is a tall bell, so in that top-down image
 its silhouette is the union of its horizontal slices, each projected from the camera onto the
 board: a disk pushed away from the point under the camera by its height (parallax). For every
 square and every (colour, size) the evidence is summed over that predicted silhouette, allowing
-the piece to sit a little off-centre; a second pass leaves out pixels that the neighbours' pieces
-explain (a tall neighbour leaning over a small piece). See ``docs/vision/readers.md``.
+the piece to sit a little off-centre.
+
+A hand is a large blob of pixels that look like skin, like nothing the board holds, like the
+grid's lines away from them, or like a piece where the reading paints none; a hand of the
+wood's own colour is found by the grid lines it hides. See ``docs/vision/readers-gobblet.md``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from .common import (
     board_margin,
     hex_bgr,
     observation,
+    sample_image,
     softmax,
 )
 
@@ -41,6 +45,8 @@ from .common import (
 #: a geometry file may give its own as ``pieces.profile``.
 BELL_PROFILE = ((0.0, 1.0), (0.06, 1.0), (0.35, 0.74), (0.7, 0.46), (0.86, 0.46), (1.0, 0.28))
 COLOURS = ("white", "black")
+#: Points along each side of a square where its grid line is looked for.
+SIDE_POINTS = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,13 +174,21 @@ class Silhouettes:
         """The group of every run."""
         return np.repeat(np.arange(self.groups), np.diff(self.starts))
 
-    def sums(self, maps: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """Sum of each of ``maps`` (M x h x w) over every silhouette moved by each of its
-        offsets (O x groups x 2 px): M x O x groups."""
+    @staticmethod
+    def running(maps: np.ndarray) -> np.ndarray:
+        """Row-wise running sums of ``maps`` (M x h x w) with a leading 0 (M x h x w+1): what
+        :meth:`sums` takes, computed once for all its calls on the same maps."""
         m, h, w = maps.shape
         cum = np.zeros((m, h, w + 1), dtype=np.float32)
         np.cumsum(maps, axis=2, out=cum[:, :, 1:])
-        flat = cum.reshape(m, -1)
+        return cum
+
+    def sums(self, running: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Sum of each of the maps whose :meth:`running` sums are ``running`` over every
+        silhouette moved by each of its offsets (O x groups x 2 px): M x O x groups."""
+        m, h, w1 = running.shape
+        w = w1 - 1
+        flat = running.reshape(m, -1)
         shift = offsets[:, self.owner]  # O x runs x 2
         v = np.clip(self.v + shift[..., 1], 0, h - 1) * (w + 1)
         a = np.clip(self.a + shift[..., 0], 0, w) + v
@@ -247,13 +261,17 @@ class Evidence:
                 np.maximum(best, ll, out=best)
         return np.clip(self.loglik[colour] - best, -cap, cap)
 
-    def foreign(self) -> np.ndarray:
-        """Pixels that look like skin or like nothing the board holds (bool h x w)."""
+    def foreign(self, lines: np.ndarray) -> np.ndarray:
+        """Pixels that look like skin, like nothing the board holds, or like its grid lines
+        away from them (``lines``: bool h x w, where the grid lines may show): bool h x w."""
         best = np.full_like(self.loglik["board"], -np.inf)
         for name, ll in self.loglik.items():
-            if name != "skin":
+            if name not in ("skin", "grid"):
                 np.maximum(best, ll, out=best)
-        return np.maximum(self.loglik["skin"], np.float32(self.OTHER)) >= best
+        strange = np.maximum(self.loglik["skin"], np.float32(self.OTHER))
+        return (strange >= best) & (strange >= self.loglik["grid"]) | (
+            (self.loglik["grid"] >= best) & ~lines
+        )
 
     @classmethod
     def of(
@@ -283,6 +301,7 @@ class Evidence:
         dark = 1.0 / (var + np.float32(BLACK_CHROMA**2))
         # a log-lightness averages three channels' logs: a sixth of a log-chroma's variance
         shade = 1.0 / (var * np.float32(1 / 6) + np.float32(LIGHTNESS**2))
+
         def centre(name: str) -> tuple[float, float, float]:
             return (*(board[:2] + palette.chroma[name]), palette.lightness[name])
 
@@ -367,13 +386,24 @@ class GobbletReader(Reader):
     #: A square is hidden when at least HIDE_AT of its middle (CORE of its size) is under it.
     CORE = 0.85
     HIDE_AT = 0.05
+    #: A pixel is piece-like when its evidence for a colour is at least PIECE_LIKE nats, and
+    #: explained when a piece of that colour in the reading comes within SLACK_MM of it.
+    PIECE_LIKE = 1.0
+    SLACK_MM = 2.5
+    #: Width (mm) of the band about each grid line where the line's dark colour is expected.
+    LINE_MM = 5.0
+    #: A grid line is there when it is darker than the wood beside it (BESIDE px across) by
+    #: at least LINE_KEPT of the contrast the geometry's colours give.
+    BESIDE = 3.0
+    LINE_KEPT = 0.35
+    #: Lost lines make a hand on their own (no foreign blob) from this many sides on.
+    LOST_SIDES = 2
+    #: Pixels of a colour :meth:`calibrate` needs before it learns from them.
+    CALIBRATE_PX = 40
 
     def __init__(self, geometry: BoardGeometry, **options: Any) -> None:
         super().__init__(geometry, **options)
         self.px_per_mm = float(options.get("px_per_mm", 0.8))
-        import os
-
-        self.px_per_mm = float(os.environ.get("PPM", self.px_per_mm))
         self.temperature = float(options.get("temperature", 12.0))
         reach = max(1, round(float(options.get("search_mm", 5)) * self.px_per_mm / 2))
         coarse = np.arange(-reach, reach + 1) * 2
@@ -397,17 +427,56 @@ class GobbletReader(Reader):
         corners = np.round(self._area.to_px(outline) * 16 - 8).astype(np.int32)
         cv2.fillPoly(self._on_board, [corners], 1.0, cv2.LINE_8, 4)
         self._cores = [self._raster(c.polygon, self.CORE) for c in geometry.cells]
+        self._squares = [self._raster(c.polygon, 1.0) for c in geometry.cells]
         self._inside = cv2.erode(self._on_board, np.ones((3, 3), np.uint8))
+        self._lines = self._line_mask(geometry)
+        self._sides, self._side_points = self._grid_sides(geometry)
+        grid, wood = (hex_bgr(geometry.extra["look"][k]).mean() for k in ("grid", "board"))
+        self._line_depth = abs(float(np.log(wood / grid)))
         sizes = sorted(geometry.pieces["sizes"], key=int)
         specs = [geometry.pieces["sizes"][s] for s in sizes]
         self._bells = np.array([(d["diameter"] / 2 * self.px_per_mm, d["height"]) for d in specs])
         self._profile = np.asarray(geometry.pieces.get("profile", BELL_PROFILE), dtype=np.float64)
         self._profile = _dense_profile(self._profile)
         codec = new_game("gobblet")
-        self.classes: tuple[Content, ...] = (None,) + tuple(
-            codec.cell_from_json({"color": c, "size": int(s)}) for c in COLOURS for s in sizes
+        self.classes: tuple[Content, ...] = (
+            None,
+            *(codec.cell_from_json({"color": c, "size": int(s)}) for c in COLOURS for s in sizes),
         )
         self.palette = Palette.from_look(geometry.extra["look"])
+
+    def _line_mask(self, geometry: BoardGeometry) -> np.ndarray:
+        """Where the board's grid lines may show in the top-down image (bool h x w): every
+        square's outline, widened by LINE_MM (the lines' width and the pose's error)."""
+        w, h = self._area.size
+        mask = np.zeros((h, w), dtype=np.uint8)
+        width = max(1, round(self.LINE_MM * self.px_per_mm))
+        for cell in geometry.cells:
+            px = np.round(self._area.to_px(cell.polygon) * 16 - 8).astype(np.int32)
+            cv2.polylines(mask, [px], True, 1, width, cv2.LINE_8, 4)
+        return mask.astype(bool)
+
+    def _grid_sides(
+        self, geometry: BoardGeometry
+    ) -> tuple[list[tuple[np.ndarray, tuple[str, ...]]], tuple[np.ndarray, np.ndarray]]:
+        """Every side shared by squares (or a square and the board's frame) with the squares
+        it borders, and points along it (every 4 mm, not near its ends; sides x K, flattened,
+        in top-down px) with the unit normal at each (px)."""
+        found: dict[tuple[tuple[float, float], ...], list[str]] = {}
+        for cell in geometry.cells:
+            poly = [tuple(map(float, p)) for p in cell.polygon]
+            for a, b in zip(poly, poly[1:] + poly[:1], strict=True):
+                found.setdefault(tuple(sorted((a, b))), []).append(cell.name)
+        sides, points, normals = [], [], []
+        for (a, b), names in found.items():
+            a_px, b_px = self._area.to_px([a, b])
+            length = float(np.linalg.norm(b_px - a_px))
+            t = np.linspace(0.15, 0.85, SIDE_POINTS)[:, None]
+            direction = (b_px - a_px) / length
+            sides.append((np.array([a, b]), tuple(names)))
+            points.append(a_px + t * (b_px - a_px))
+            normals.append(np.repeat([[-direction[1], direction[0]]], SIDE_POINTS, axis=0))
+        return sides, (np.concatenate(points), np.concatenate(normals))
 
     # ----------------------------------------------------------------- reading
     def _raster(self, polygon: Any, scale: float) -> np.ndarray:
@@ -424,28 +493,73 @@ class GobbletReader(Reader):
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         """The observation of ``frame``: every square's top piece, with probabilities; squares
         a hand hides are left out."""
-        logits, (evidence, *_) = self._analyse(frame, pose)
-        hand = self._hand(evidence)
-        share = np.array([hand.flat[core].mean() for core in self._cores])
-        hidden = [n for n, s in zip(self._names, share, strict=True) if s >= self.HIDE_AT]
+        logits, (evidence, _, maps, labels) = self._analyse(frame, pose)
+        hand = self._hand(evidence.foreign(self._lines) | self._unexplained(maps, labels))
+        hidden = set()
+        if hand.any():
+            share = np.array([hand.flat[core].mean() for core in self._cores])
+            hidden = {n for n, s in zip(self._names, share, strict=True) if s >= self.HIDE_AT}
+        lost = self._lost_lines(evidence.features[..., 2], labels)
+        if lost.sum() < self.LOST_SIDES and not hand.any():
+            lost[:] = False  # one faint line alone is no hand
+        hidden.update(n for side in np.flatnonzero(lost) for n in self._sides[side][1])
         probs = softmax(logits / self.temperature)
-        return observation(
-            self.game, self._names, self.classes, probs, hidden, occluded=bool(hand.any())
-        )
+        occluded = bool(hand.any()) or bool(lost.any())
+        return observation(self.game, self._names, self.classes, probs, hidden, occluded=occluded)
 
-    def _hand(self, evidence: Evidence) -> np.ndarray:
+    def _lost_lines(self, light: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Per side of a square (see ``_sides``), whether its grid line has vanished where no
+        piece of the reading stands: something of the wood's colour (a hand) lies over it.
+        ``light`` is the top-down log-lightness against the local board."""
+        points, across = self._side_points
+        free = cv2.dilate((labels >= 0).astype(np.uint8), np.ones((5, 5), np.uint8)) == 0
+        h, w = light.shape
+
+        def at(pts: np.ndarray) -> np.ndarray:
+            return sample_image(light, pts).reshape(len(self._sides), -1)
+
+        line = np.minimum.reduce([at(points + k * across) for k in (-1.0, 0.0, 1.0)])
+        # the lighter side: a piece's shadow may darken the other
+        beside = np.maximum(at(points + self.BESIDE * across), at(points - self.BESIDE * across))
+        u = np.clip(points[:, 0].astype(np.int64), 0, w - 1)
+        v = np.clip(points[:, 1].astype(np.int64), 0, h - 1)
+        ok = free[v, u].reshape(len(self._sides), -1)
+        depth = np.sort(np.where(ok, beside - line, np.inf), axis=1)  # free points first
+        count = ok.sum(axis=1)
+        counted = count >= 3
+        rows = np.arange(len(depth))
+        middle = (depth[rows, np.maximum(count - 1, 0) // 2] + depth[rows, count // 2]) / 2
+        # a dim or blurred frame shows every line fainter: compare with its typical side too
+        typical = float(np.median(middle[counted])) if counted.any() else 0.0
+        return counted & (middle < min(self.LINE_KEPT * self._line_depth, 0.5 * typical))
+
+    def _unexplained(self, maps: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Pixels that look like a piece where the reading puts none of that colour (bool
+        h x w): a dark hand or sleeve looks like a black piece, a pale one like a white
+        piece, but no bell explains its shape."""
+        near = max(1, round(self.SLACK_MM * self.px_per_mm))
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near + 1, 2 * near + 1))
+        out = np.zeros(labels.shape, dtype=bool)
+        for c, ratio in enumerate(maps):
+            painted = cv2.dilate((labels == c).astype(np.uint8), kernel).astype(bool)
+            out |= (ratio >= self.PIECE_LIKE) & ~painted
+        return out
+
+    def _hand(self, foreign: np.ndarray) -> np.ndarray:
         """Where a hand (or any foreign thing) is over the board (bool h x w): large enough
-        blobs of pixels that look like skin or like nothing the board holds."""
+        blobs of ``foreign`` pixels (skin, nothing the board holds, pieces no bell explains)."""
         size = max(3, round(self.BLOB_MM * self.px_per_mm)) | 1
-        foreign = evidence.foreign().astype(np.float32) * self._inside
+        foreign = foreign.astype(np.float32) * self._inside
         dense = cv2.blur(foreign, (size, size)) > 0.5
-        count, labels, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), 4)
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), 4)
         big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= self.HAND_MM2 * self.px_per_mm**2)
         big = big[big > 0]
         return np.isin(labels, big)
 
     def _analyse(self, frame: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, Any]:
-        """Per square, the evidence (nats) for every class (squares x classes)."""
+        """Per square, the evidence (nats) for every class (squares x classes), and what it
+        came from: the pixels' :class:`Evidence`, the :class:`Silhouettes`, the per-colour
+        ratio maps and the image as the best reading paints it (see :meth:`_paint`)."""
         ref = self._mat.measure(frame, pose)
         lens = estimate_intrinsics(pose.homography, pose.image_size)
         cx, cy, cz = pose.camera_centre(lens)
@@ -468,19 +582,21 @@ class GobbletReader(Reader):
         that place (colours x groups x 2 px): the best hypothesis at the square's centre places
         it (a coarse search), then every hypothesis is refined around that place."""
         n_cells, n_sizes = len(self._names), len(self._bells)
-        centred = sil.sums(maps, np.zeros((1, sil.groups, 2), dtype=np.int64))[:, 0]
+        running = Silhouettes.running(maps)
+        centred = sil.sums(running, np.zeros((1, sil.groups, 2), dtype=np.int64))[:, 0]
         per_cell = centred.reshape(len(COLOURS), n_cells, n_sizes)
         flat = per_cell.transpose(1, 0, 2).reshape(n_cells, -1).argmax(axis=1)
         colour, size = np.divmod(flat, n_sizes)
         best = np.arange(n_cells) * n_sizes + size
         offsets = np.broadcast_to(self._coarse[:, None, :], (len(self._coarse), n_cells, 2))
-        coarse = sil.subset(best).sums(maps, offsets)[colour, :, np.arange(n_cells)]
+        coarse = sil.subset(best).sums(running, offsets)[colour, :, np.arange(n_cells)]
         place = self._coarse[coarse.argmax(axis=1)]  # cells x 2
         cell_of_group = np.repeat(np.arange(n_cells), n_sizes)
         offsets = place[cell_of_group][None] + self._fine[:, None, :]
-        sums = sil.sums(maps, offsets)
+        sums = sil.sums(running, offsets)
         pick = sums.argmax(axis=1)  # colours x groups
-        return np.take_along_axis(sums, pick[:, None], axis=1)[:, 0], offsets[pick, np.arange(sil.groups)]
+        best = np.take_along_axis(sums, pick[:, None], axis=1)[:, 0]
+        return best, offsets[pick, np.arange(sil.groups)]
 
     def _paint(
         self, logits: np.ndarray, places: np.ndarray, sil: Silhouettes, under: np.ndarray
@@ -501,7 +617,28 @@ class GobbletReader(Reader):
 
     # ----------------------------------------------------------------- calibration
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
-        """Learn the pieces' colours from squares whose top is known."""
+        """Learn the pieces' colours from squares whose top is known: the pixels the reading
+        paints with a known square's colour, where the reading agrees with ``known``, move
+        that colour's log-chroma and log-lightness (against the wood) halfway towards their
+        medians (needs ``CALIBRATE_PX`` pixels; hands are left out)."""
+        logits, (evidence, _, maps, labels) = self._analyse(frame, pose)
+        hand = self._hand(evidence.foreign(self._lines) | self._unexplained(maps, labels))
+        best = logits.argmax(axis=1)
+        w, h = self._area.size
+        agreed = np.zeros((h, w), dtype=bool)
+        for i, name in enumerate(self._names):
+            if name in known and known[name] is not None and self.classes[best[i]] == known[name]:
+                agreed.flat[self._squares[i]] = True
+        board = np.median(evidence.features[self._margin_px[:, 1], self._margin_px[:, 0]], axis=0)
+        for c, colour in enumerate(COLOURS):
+            pick = agreed & (labels == c) & ~hand & (maps[c] > 0)
+            if pick.sum() < self.CALIBRATE_PX:
+                continue
+            feats = evidence.features[pick]
+            chroma = np.median(feats[:, :2], axis=0) - board[:2]
+            light = float(np.median(feats[:, 2]))
+            self.palette.chroma[colour] = 0.5 * (self.palette.chroma[colour] + chroma)
+            self.palette.lightness[colour] = 0.5 * (self.palette.lightness[colour] + light)
 
 
 def _dense_profile(profile: np.ndarray, slices: int = 6) -> np.ndarray:

@@ -1,0 +1,216 @@
+"""The helpers every reader shares: sampling, the mat's references, colour features, class
+models, probabilities, the observation builder and the occlusion helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import Observation
+from vision.geometry import load_geometry
+from vision.locate import BoardLocator
+from vision.readers.common import (
+    MIN_PROBABILITY,
+    GaussianClasses,
+    MatReference,
+    PointSet,
+    Region,
+    bounded,
+    chroma,
+    find_occlusion,
+    grid_neighbours,
+    grow_region,
+    observation,
+    polygon_grid,
+    ring,
+    sample_image,
+    skin_likelihood,
+    softmax,
+)
+from vision.synth import render_scene
+
+
+def _gradient(h: int = 120, w: int = 160) -> np.ndarray:
+    """A smooth BGR image whose channels are linear in x and y (bilinear sampling is exact)."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    return np.dstack([x, y, 0.5 * x + 0.5 * y]).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- sampling
+def test_sample_image_is_bilinear_at_any_number_of_points():
+    image = _gradient()
+    rng = np.random.default_rng(1)
+    # more points than one cv2.remap row may hold (32767)
+    pts = rng.uniform([0, 0], [159, 119], size=(40_000, 2))
+    out = sample_image(image, pts)
+    assert out.shape == (40_000, 3)
+    np.testing.assert_allclose(out[:, 0], pts[:, 0], atol=0.05)
+    np.testing.assert_allclose(out[:, 1], pts[:, 1], atol=0.05)
+    assert sample_image(image, np.zeros((0, 2))).shape == (0, 3)
+
+
+def test_a_shrunk_region_samples_like_the_frame():
+    image = _gradient(240, 320)
+    pts = np.random.default_rng(2).uniform([40, 30], [280, 200], size=(500, 2))
+    region = Region.around(image, pts, factor=2)
+    assert region.image.shape[0] < image.shape[0]
+    np.testing.assert_allclose(region.sample(pts), sample_image(image, pts), atol=0.3)
+
+
+def test_point_sets_group_their_points():
+    groups = [np.array([[0.0, 0.0], [2.0, 0.0]]), np.array([[1.0, 1.0]]), np.ones((3, 2)) * 5]
+    ps = PointSet.from_groups(groups, height_mm=3.0)
+    assert ps.groups == 3
+    assert ps.owner.tolist() == [0, 0, 1, 2, 2, 2]
+    np.testing.assert_allclose(ps.centres, [[1.0, 0.0], [1.0, 1.0], [5.0, 5.0]])
+    values = np.array([1.0, 3.0, 7.0, 2.0, 4.0, 9.0])
+    np.testing.assert_allclose(ps.group_mean(values), [2.0, 7.0, 5.0])
+    np.testing.assert_allclose(ps.group_median(values), [2.0, 7.0, 4.0])
+    with pytest.raises(ValueError):
+        PointSet.from_groups([np.zeros((0, 2))])
+
+
+@settings(derandomize=True, max_examples=40)
+@given(
+    st.floats(1.0, 6.0),
+    st.floats(0.0, 3.0),
+    st.floats(10.0, 40.0),
+)
+def test_polygon_grids_stay_inside_their_polygon(step, inset, side):
+    square = [(0.0, 0.0), (side, 0.0), (side, side), (0.0, side)]
+    pts = polygon_grid(square, step, inset)
+    assert len(pts) >= 1
+    if len(pts) > 1:
+        assert np.all(pts >= inset - 1e-9) and np.all(pts <= side - inset + 1e-9)
+
+
+def test_a_ring_runs_round_its_square():
+    pts = ring((10.0, 20.0), 5.0, 1.0)
+    assert len(pts) == 40
+    off = np.abs(pts - (10.0, 20.0))
+    np.testing.assert_allclose(off.max(axis=1), 5.0)
+
+
+# --------------------------------------------------------------------------- references
+@pytest.fixture(scope="module")
+def mat_scene():
+    scene = render_scene("blokus", {}, 7, hand=False, tilt_deg=15.0)
+    geometry = load_geometry("blokus")
+    return scene, geometry, BoardLocator([geometry]).locate(scene.image, 0.0)
+
+
+def test_the_mat_gives_paper_white_and_marker_black(mat_scene):
+    scene, geometry, pose = mat_scene
+    mat = MatReference(geometry)
+    ref = mat.measure(scene.image, pose)
+    assert len(ref.markers) >= 6
+    assert np.all(ref.white > 2.5 * ref.black)
+    paper = mat.white_points.sample(scene.image, pose)
+    print_ = mat.black_points.sample(scene.image, pose)
+    assert np.median(ref.normalise(paper), axis=0) == pytest.approx([1, 1, 1], abs=0.08)
+    assert np.median(ref.normalise(print_), axis=0) == pytest.approx([0, 0, 0], abs=0.08)
+    assert 0 < ref.noise < 0.1
+
+
+def test_normalised_colours_do_not_change_with_the_light(mat_scene):
+    scene, geometry, pose = mat_scene
+    mat = MatReference(geometry)
+    cells = PointSet.from_groups([np.array([c.center]) for c in geometry.cells], 5.0)
+    before = mat.measure(scene.image, pose).normalise(cells.sample(scene.image, pose))
+    # warm, dimmer light
+    warm = np.clip(scene.image * np.array([0.6, 0.8, 1.0]), 0, 255).astype(np.uint8)
+    ref = mat.measure(warm, pose)
+    after = ref.normalise(cells.sample(warm, pose))
+    np.testing.assert_allclose(np.median(after, axis=0), np.median(before, axis=0), atol=0.03)
+    white_before = mat.measure(scene.image, pose).white
+    np.testing.assert_allclose(ref.white / white_before, [0.6, 0.8, 1.0], rtol=0.06)
+
+
+# --------------------------------------------------------------------------- colour features
+SKIN = np.array([(185, 205, 240), (130, 165, 215), (80, 110, 160), (55, 80, 125)]) / 255
+OTHER = np.array([(200, 202, 203), (150, 70, 30), (176, 63, 123), (60, 120, 60), (40, 40, 40)])
+
+
+def test_skin_tones_look_like_skin_and_other_colours_do_not():
+    assert np.all(skin_likelihood(SKIN) > 0.5)
+    assert np.all(skin_likelihood(OTHER / 255) < 0.1)
+
+
+def test_chroma_ignores_shadows_and_is_zero_for_greys():
+    colours = np.array([[0.2, 0.4, 0.8], [0.5, 0.5, 0.5]])
+    np.testing.assert_allclose(chroma(colours), chroma(0.4 * colours))
+    np.testing.assert_allclose(chroma(colours)[1], [0.0, 0.0])
+
+
+# --------------------------------------------------------------------------- class models
+def test_gaussian_classes_learn_from_samples_and_tell_them_apart():
+    rng = np.random.default_rng(3)
+    model = GaussianClasses(np.array([[0.0, 0.0], [1.0, 1.0]]), 0.05)
+    a = rng.normal([0.3, -0.2], 0.05, size=(200, 2))
+    b = rng.normal([1.5, 0.8], 0.05, size=(200, 2))
+    frozen = model.copy()
+    model.learn(0, a)
+    model.learn(1, b)
+    np.testing.assert_allclose(model.means, [[0.3, -0.2], [1.5, 0.8]], atol=0.02)
+    np.testing.assert_allclose(frozen.means, [[0.0, 0.0], [1.0, 1.0]])
+    assert np.all(model.log_likelihood(a).argmax(axis=1) == 0)
+    assert np.all(model.distance(b).argmin(axis=1) == 1)
+
+
+# --------------------------------------------------------------------------- probabilities
+@settings(derandomize=True, max_examples=50)
+@given(st.lists(st.floats(-50, 50), min_size=3, max_size=3), st.floats(0.1, 40))
+def test_probabilities_sum_to_one_and_keep_a_floor(logits, scale):
+    p = bounded(softmax(scale * np.array([logits])))
+    assert p.sum() == pytest.approx(1.0)
+    assert p.min() >= MIN_PROBABILITY * 0.99
+    assert p.argmax() == int(np.argmax(logits)) or np.isclose(max(logits), sorted(logits)[-2])
+
+
+def test_the_observation_leaves_hidden_cells_out():
+    probs = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
+    obs = observation("blokus", ["a1", "b1", "c1"], [None, "orange"], probs, hidden={"c1"})
+    assert isinstance(obs, Observation)
+    assert obs.cells == {"a1": None, "b1": "orange"}
+    assert obs.partial and obs.occluded
+    assert obs.confidence["b1"] == pytest.approx(max(obs.probabilities["b1"].values()))
+    clear = observation("blokus", ["a1"], [None, "orange"], probs[:1])
+    assert not clear.partial and not clear.occluded
+    flagged = observation("blokus", ["a1"], [None, "orange"], probs[:1], occluded=True)
+    assert flagged.occluded and not flagged.partial
+
+
+# --------------------------------------------------------------------------- occlusion
+def _grid(n: int = 4) -> tuple[list[str], dict[str, list[str]]]:
+    names = [f"{'abcd'[x]}{y + 1}" for y in range(n) for x in range(n)]
+    centres = np.array([(x, y) for y in range(n) for x in range(n)], dtype=np.float64) * 20
+    return names, grid_neighbours(names, centres, 20.0)
+
+
+def test_grid_neighbours_are_the_eight_around():
+    _, nbrs = _grid()
+    assert len(nbrs["b2"]) == 8
+    assert sorted(nbrs["a1"]) == ["a2", "b1", "b2"]
+
+
+def test_a_hand_grows_through_partly_covered_neighbours_only():
+    names, nbrs = _grid()
+    foreign = np.zeros(len(names))
+    share = {"a1": 0.6, "b1": 0.1, "c1": 0.1, "d4": 0.05}
+    for name, value in share.items():
+        foreign[names.index(name)] = value
+    occ = find_occlusion(names, foreign, neighbours=nbrs)
+    assert occ.hidden == {"a1", "b1", "c1"}
+    assert occ.occluded
+    calm = find_occlusion(names, np.where(foreign > 0.2, 0.0, foreign), neighbours=nbrs)
+    assert not calm.hidden and not calm.occluded
+    edge = find_occlusion(names, np.zeros(len(names)), margin_foreign=0.2)
+    assert edge.occluded and not edge.hidden
+
+
+def test_grow_region_follows_only_the_allowed_cells():
+    _, nbrs = _grid()
+    region = grow_region({"a1"}, {"b2", "c3", "d1"}, nbrs)
+    assert region == {"a1", "b2", "c3"}
