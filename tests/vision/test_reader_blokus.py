@@ -7,19 +7,17 @@ and is marked as an expected failure with the figures measured over 200 scenes.
 
 from __future__ import annotations
 
-from functools import cache
-
 import cv2
 import numpy as np
 import pytest
 
-from engine import new_game
-from vision.bench import board_right
 from vision.geometry import load_geometry
-from vision.locate import BoardLocator, BoardPose
+from vision.locate import BoardPose
 from vision.readers import reader_for
 from vision.readers.blokus import CLASSES, BlokusReader
 from vision.synth import random_position, render_scene
+
+from .reader_corpus import corpus, locate, read_right, truth
 
 GAMES = ("blokus", "blokus-duo")
 SCENES = 30
@@ -27,31 +25,20 @@ SEED = 4242
 
 
 def _truth(game: str, cells: dict) -> dict:
-    codec = new_game(game)
-    return {name: codec.cell_from_json(value) for name, value in cells.items()}
+    return truth(game, cells)
 
 
 def _pose(game: str, image: np.ndarray) -> BoardPose:
-    return BoardLocator([load_geometry(game)]).locate(image, 0.0)
+    return locate(game, image)
 
 
-@cache
 def _corpus(game: str) -> tuple:
     """(scene, observation) of SCENES seeded scenes, about 40 % with a hand."""
-    cv2.setNumThreads(1)
-    rng = np.random.default_rng(SEED)
-    reader = reader_for(game)
-    out = []
-    for i in range(SCENES):
-        scene = render_scene(game, random_position(game, rng), SEED * 1000 + i)
-        out.append((scene, reader.read(scene.image, _pose(game, scene.image))))
-    return tuple(out)
+    return tuple((scene, obs) for scene, _, obs in corpus(game, SCENES, SEED))
 
 
 def _board_right(game: str, scene, obs) -> bool:
-    """Read right as ``referee bench vision`` counts a whole board."""
-    truth = _truth(game, scene.cells)
-    return board_right(load_geometry(game), truth, scene.hidden, scene.occluded, obs)
+    return read_right(game, scene, obs)
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -7,19 +7,16 @@ a hand over the board always flagged), loosened only by what a 40-scene sample c
 
 from __future__ import annotations
 
-from functools import cache
-
-import cv2
 import numpy as np
 import pytest
 
-from engine import new_game
-from vision.bench import board_right
 from vision.geometry import load_geometry
-from vision.locate import BoardLocator, BoardPose
+from vision.locate import BoardPose
 from vision.readers import reader_for
 from vision.readers.gobblet import GobbletReader
 from vision.synth import random_position, render_scene
+
+from .reader_corpus import corpus, locate, read_right, truth
 
 GAME = "gobblet"
 SCENES = 40
@@ -27,31 +24,20 @@ SEED = 4343
 
 
 def _truth(cells: dict) -> dict:
-    codec = new_game(GAME)
-    return {name: codec.cell_from_json(value) for name, value in cells.items()}
+    return truth(GAME, cells)
 
 
 def _pose(image: np.ndarray) -> BoardPose:
-    return BoardLocator([load_geometry(GAME)]).locate(image, 0.0)
+    return locate(GAME, image)
 
 
-@cache
 def _corpus() -> tuple:
     """(scene, observation) of SCENES seeded scenes, about 40 % with a hand."""
-    cv2.setNumThreads(1)
-    rng = np.random.default_rng(SEED)
-    reader = reader_for(GAME)
-    out = []
-    for i in range(SCENES):
-        scene = render_scene(GAME, random_position(GAME, rng), SEED * 1000 + i)
-        out.append((scene, reader.read(scene.image, _pose(scene.image))))
-    return tuple(out)
+    return tuple((scene, obs) for scene, _, obs in corpus(GAME, SCENES, SEED))
 
 
 def _board_right(scene, obs) -> bool:
-    """Read right as ``referee bench vision`` counts a whole board."""
-    truth = _truth(scene.cells)
-    return board_right(load_geometry(GAME), truth, scene.hidden, scene.occluded, obs)
+    return read_right(GAME, scene, obs)
 
 
 def test_the_registry_gives_the_gobblet_reader():
