@@ -83,8 +83,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         results = {}
         for name in [args.game] if args.game else list(VISION_GAMES):
-            r = bench_vision(name, scenes=args.scenes)
+            r = bench_vision(name, scenes=args.scenes, seed=args.seed)
             results[name] = r.to_json()
+            if args.failures:
+                for index, what in r.failures:
+                    print(f"{name} scene {index}: {what}", file=sys.stderr, flush=True)
             if not args.json:
                 print(
                     f"{name:12s} cells {100 * r.cell_accuracy:7.3f} %  boards "
@@ -162,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
     p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
     p.add_argument("--scenes", type=int, default=200, help="rendered scenes per game (vision)")
+    p.add_argument("--seed", type=int, default=2026, help="seed of the scene corpus (vision)")
+    p.add_argument(
+        "--failures", action="store_true", help="list the scenes not read right (vision, stderr)"
+    )
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)

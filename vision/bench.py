@@ -39,7 +39,7 @@ from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound
 from .pipeline import SETTLED, VisionPipeline
 from .readers import reader_for
-from .synth import random_position, render_scene
+from .synth import Scene, random_position, render_scene
 
 BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
 FPS = 10.0
@@ -61,6 +61,8 @@ class VisionBench:
     warp_ms: float
     not_found: int
     hand_scenes: int
+    #: (scene index, what went wrong) of every scene not read entirely right
+    failures: tuple[tuple[int, str], ...] = ()
 
     def to_json(self) -> dict[str, float | int]:
         """The per-game object of ``referee bench vision --json``."""
@@ -92,6 +94,60 @@ def hand_edge(geometry: BoardGeometry, hidden: Collection[str]) -> set[str]:
     return {n for n, k in zip(names, near, strict=True) if k}
 
 
+@dataclass(frozen=True)
+class BoardErrors:
+    """What one reading got wrong: visible cells ``misread``, cells under the hand reported
+    wrong (``hidden_wrong``), visible cells ``left_out`` away from the hand's edge, and whether
+    the ``occluded`` flag is wrong (``missed_hand``: a hand not flagged; ``false_hand``: a clear
+    board flagged)."""
+
+    misread: tuple[str, ...] = ()
+    hidden_wrong: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    missed_hand: bool = False
+    false_hand: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.misread or self.hidden_wrong or self.left_out or self.missed_hand
+            or self.false_hand
+        )
+
+    def describe(self) -> str:
+        """One line for ``referee bench vision --failures``."""
+        parts = [
+            f"{label} {' '.join(names)}"
+            for label, names in (
+                ("misread", self.misread),
+                ("hidden cell wrong", self.hidden_wrong),
+                ("left out", self.left_out),
+            )
+            if names
+        ]
+        parts += ["hand not flagged"] * self.missed_hand + ["clear board flagged"] * self.false_hand
+        return "; ".join(parts)
+
+
+def board_errors(
+    geometry: BoardGeometry,
+    truth: Mapping[str, Content],
+    hidden: Collection[str],
+    occluded: bool,
+    obs: Observation,
+) -> BoardErrors:
+    """What ``obs`` got wrong in a scene of true contents ``truth``, ``hidden`` cells under a
+    hand and ``occluded`` set when a hand is over the board."""
+    wrong = sorted(n for n in truth if n in obs.cells and obs.cells[n] != truth[n])
+    left_out = set(truth) - obs.cells.keys() - hand_edge(geometry, hidden)
+    return BoardErrors(
+        misread=tuple(n for n in wrong if n not in hidden),
+        hidden_wrong=tuple(n for n in wrong if n in hidden),
+        left_out=tuple(sorted(left_out)),
+        missed_hand=occluded and not obs.occluded,
+        false_hand=obs.occluded and not occluded,
+    )
+
+
 def board_right(
     geometry: BoardGeometry,
     truth: Mapping[str, Content],
@@ -102,9 +158,7 @@ def board_right(
     """Whether ``obs`` reads a scene (true contents ``truth``, ``hidden`` cells under a hand,
     ``occluded``) entirely right: no reported cell wrong, ``occluded`` right, and every visible
     cell reported but those at the hand's edge (:func:`hand_edge`)."""
-    wrong = any(obs.cells[n] != truth[n] for n in truth if n in obs.cells)
-    left_out = set(truth) - obs.cells.keys() - hand_edge(geometry, hidden)
-    return not wrong and not left_out and obs.occluded == occluded
+    return not board_errors(geometry, truth, hidden, occluded, obs)
 
 
 def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bool:
@@ -121,6 +175,14 @@ def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bo
     return False
 
 
+def corpus_scene(game: str, index: int, seed: int = 2026, hand: bool | None = None) -> Scene:
+    """Scene ``index`` of the benchmark's corpus for ``seed`` (to look at a failure again)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(index):
+        random_position(game, rng)
+    return render_scene(game, random_position(game, rng), seed * 1000 + index, hand=hand)
+
+
 def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
     """Measure one game over ``scenes`` rendered scenes."""
     cv2.setNumThreads(1)
@@ -132,6 +194,7 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
     frame_ms: list[float] = []
     first_ms: list[float] = []
     warp_ms: list[float] = []
+    failures: list[tuple[int, str]] = []
     for i in range(scenes):
         cells = random_position(game, rng)
         scene = render_scene(game, cells, seed * 1000 + i)
@@ -147,9 +210,10 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
             start = time.perf_counter()
             pose = locator.locate(scene.image, TRACKED_FRAMES / FPS)
             obs = reader.read(scene.image, pose)
-        except BoardNotFound:
+        except BoardNotFound as exc:
             not_found += 1
             total += len(visible)
+            failures.append((i, f"board not found: {exc.reason}"))
             continue
         frame_ms.append((time.perf_counter() - start) * 1000.0)
         start = time.perf_counter()
@@ -160,7 +224,10 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
         good = [n for n in visible if n in obs.cells and obs.cells[n] == truth[n]]
         right += len(good)
         total += len(visible)
-        boards_right += board_right(geometry, truth, scene.hidden, scene.occluded, obs)
+        errors = board_errors(geometry, truth, scene.hidden, scene.occluded, obs)
+        boards_right += not errors
+        if errors:
+            failures.append((i, errors.describe()))
         if scene.occluded:
             hands += 1
             clear = render_scene(game, cells, seed * 1000 + i, hand=False).image
@@ -176,4 +243,5 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
         warp_ms=statistics.median(warp_ms) if warp_ms else float("nan"),
         not_found=not_found,
         hand_scenes=hands,
+        failures=tuple(failures),
     )

@@ -22,7 +22,7 @@ suspect neighbours. See ``docs/vision/readers-blokus.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from .common import (
     CellSamples,
     MatReference,
     PointSet,
+    Reference,
     Region,
     board_height,
     board_margin,
@@ -77,6 +78,21 @@ def chroma_of(reflectance: np.ndarray) -> np.ndarray:
     return d / light[:, None]
 
 
+class Evidence(NamedTuple):
+    """What the points of every square (G of them) say."""
+
+    #: how well each class explains each square (G x classes, 0..1)
+    scores: np.ndarray
+    #: share of the square's points that are foreign (neither grey nor a piece's hue)
+    foreign: np.ndarray
+    #: whether each piece's colour is there in full (G x pieces)
+    solid: np.ndarray
+    #: share of the square's points in a piece's full colour (the most of either piece)
+    trace: np.ndarray
+    #: median lightness of the square's points (reflectance)
+    light: np.ndarray
+
+
 class BlokusReader(Reader):
     """Reads the 144 (Blokus) or 196 (Blokus Duo) squares: empty, orange or violet.
 
@@ -97,6 +113,14 @@ class BlokusReader(Reader):
     #: ... or, under glare, its colour difference kept to at least this fraction of the
     #: piece's (pale skin has orange's hue but much less of its colour difference).
     GLARE = 0.8
+    #: Share of an empty square's points in a piece's full colour that makes it doubtful.
+    TRACE = 0.05
+    #: An empty square this much lighter than the typical empty one is doubtful (the board's
+    #: reflectance is the same everywhere; pale skin and glare are lighter).
+    BRIGHT = 1.2
+    #: An empty square darker than this fraction of the typical empty one is doubtful (a
+    #: shadow dims the board less; a dark sleeve or dark skin has the board's lack of hue).
+    DARK = 0.5
     #: Line-less empty squares, connected and reaching the board's edge, that make an arm.
     ARM_SQUARES = 3
     #: The smallest colour error (sensor levels) of any point: quantisation, JPEG.
@@ -166,19 +190,19 @@ class BlokusReader(Reader):
     # ----------------------------------------------------------------- reading
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         """Every visible square's content, with probabilities; hands and objects left out."""
-        refl, tol, margin = self._measure(frame, pose)
-        scores, foreign, solid = self._scores(refl, tol)
-        hidden = self._hidden(scores, foreign, solid, margin >= 0.5, self._lined(frame, pose))
+        refl, tol, margin, level = self._measure(frame, pose)
+        evidence = self._scores(refl, tol)
+        hidden = self._hidden(evidence, margin >= 0.5, self._lined(frame, pose, level))
         return observation(
             self.game,
             self.samples.names,
             CLASSES,
-            softmax(self.sharpness * scores),
+            softmax(self.sharpness * evidence.scores),
             hidden,
             occluded=bool(hidden) or bool(np.any(margin >= 0.5)),
         )
 
-    def _lined(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
+    def _lined(self, frame: np.ndarray, pose: BoardPose, level: np.ndarray) -> np.ndarray:
         """Per square, whether the grid line along at least one of its sides is in view
         (lighter than the board on both sides of it): an empty square shows its lines, a
         hand or a sleeve of the board's own colour does not. The line is looked for a little
@@ -186,29 +210,27 @@ class BlokusReader(Reader):
         grey = sample_image(frame, self.lines.image_points(pose)).reshape(-1, 3) @ THIRDS
         rows = row_quantile(grey.reshape(-1, LINE_POINTS), 0.5).reshape(-1, len(LINE_OFFSETS))
         beside = 0.5 * (rows[:, 0] + rows[:, -1])
-        contrast = rows[:, 1:-1].max(axis=1) / np.maximum(beside, 1.0) - 1.0
-        sides = contrast.reshape(len(self.samples.names), 4)
+        rise = (rows[:, 1:-1].max(axis=1) - beside).reshape(len(self.samples.names), 4)
+        # a line is as much lighter as the board is light where it lies, which the board's
+        # frame nearby shows: a dark sleeve's noise is no line, however faint the sleeve
+        expected = self.line_contrast * level[:, None]
         # a washed-out or blurred frame shows every line fainter: compare with this frame's
         # typical square, most of which are in view
-        typical = max(float(np.median(sides.max(axis=1))), 0.0)
-        return sides >= min(self.line_contrast, 0.3 * typical)
+        typical = max(float(np.median(rise.max(axis=1))), 0.0)
+        return rise >= np.minimum(expected, 0.3 * typical)
 
-    def _hidden(
-        self,
-        scores: np.ndarray,
-        foreign: np.ndarray,
-        solid: np.ndarray,
-        tiles: np.ndarray,
-        lined: np.ndarray,
-    ) -> frozenset[str]:
+    def _hidden(self, evidence: Evidence, tiles: np.ndarray, lined: np.ndarray) -> frozenset[str]:
         """Squares under a hand or an object.
 
         Unreadable squares (no class fits, or many foreign points) are hidden, and so is
         every *suspect* square connected to them or to a covered tile of the board's frame:
         partly foreign, poorly explained, an orange piece read only from its glare-faded
-        colour (pale skin looks like that; a glare spot alone touches no covered square) or an
-        empty square none of whose grid lines shows (a hand of the board's colour)."""
+        colour (pale skin looks like that; a glare spot alone touches no covered square), an
+        empty square none of whose grid lines shows (a hand of the board's colour), or one
+        with a trace of a piece's full colour or lighter than the empty board (a piece peeping
+        out from under a pale fingertip). What the hidden squares enclose is hidden too."""
         names = self.samples.names
+        scores, foreign, solid = evidence.scores, evidence.foreign, evidence.solid
         best = scores.max(axis=1)
         kind = scores.argmax(axis=1)
         faded = (kind == 1) & ~solid[:, 0]
@@ -219,7 +241,10 @@ class BlokusReader(Reader):
         # missing two such lines is under something of the board's grey
         across = np.where(self._across >= 0, empty[np.maximum(self._across, 0)], False)
         seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
-        suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75) | unlined | seamless
+        empty_light = float(np.median(evidence.light[empty])) if empty.any() else 0.0
+        darker = evidence.light < self.DARK * empty_light
+        odd = empty & ((evidence.trace >= self.TRACE) | darker)
+        suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75) | unlined | seamless | odd
         seeds = {names[i] for i in np.flatnonzero(foreign_like)}
         for tile in np.flatnonzero(tiles):
             seeds.update(n for n in self._next_to_tile[tile] if suspect[names.index(n)])
@@ -229,16 +254,36 @@ class BlokusReader(Reader):
             blob = grow_region({name}, blank, self.neighbours)
             if len(blob) >= self.ARM_SQUARES:
                 seeds |= blob
-        return grow_region(seeds, {names[i] for i in np.flatnonzero(suspect)}, self.neighbours)
+        hidden = grow_region(seeds, {names[i] for i in np.flatnonzero(suspect)}, self.neighbours)
+        return hidden | self._enclosed(hidden)
+
+    def _enclosed(self, hidden: frozenset[str]) -> frozenset[str]:
+        """Squares cut off from the board's edge by ``hidden`` ones (4-connected): a hand has
+        no hole, so what it surrounds is under the palm, however piece-like it looks."""
+        if not hidden:
+            return frozenset()
+        names = self.samples.names
+        open_ = np.array([n not in hidden for n in names])
+        reached = open_ & (self._across < 0).any(axis=1)
+        while True:
+            nxt = reached.copy()
+            for side in range(4):
+                across = self._across[:, side]
+                nxt |= open_ & (across >= 0) & reached[np.maximum(across, 0)]
+            if (nxt == reached).all():
+                break
+            reached = nxt
+        return frozenset(n for n, o, r in zip(names, open_, reached, strict=True) if o and not r)
 
     def _measure(
         self, frame: np.ndarray, pose: BoardPose
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every sample point's reflectance (N x 3), colour-balanced on the board's frame, and
         the chroma distance within which it is board-like (N: 0.12, or 4 noise spreads at its
-        lightness; any distance for a point the camera saturated, whose colour is lost); and
-        per tile of the board's frame, its share of points that are not board-like
-        (something over the board's edge)."""
+        lightness; any distance for a point the camera saturated, whose colour is lost); per
+        tile of the board's frame, its share of points that are not board-like (something
+        over the board's edge); and per square, the grey level (camera units) the empty board
+        has there: the frame's board-like tiles, carried over by the mat's light field."""
         ref = self.mat.measure(frame, pose)
         points, margin = self.samples.points, self.margin
         cells_px = points.image_points(pose)
@@ -264,7 +309,21 @@ class BlokusReader(Reader):
         rim_foreign = (off > 1.5 * tolerance(margin, light)) & ~_clipped(raw_rim)
         _, light = opponent(cells)
         tol = np.where(_clipped(raw_cells), np.inf, tolerance(points, light))
-        return cells, tol, margin.group_mean(rim_foreign)
+        covered = margin.group_mean(rim_foreign)
+        return cells, tol, covered, self._board_level(ref, margin.group_median(raw_rim), covered)
+
+    def _board_level(self, ref: Reference, rim: np.ndarray, covered: np.ndarray) -> np.ndarray:
+        """Per square, the empty board's grey level (camera units) there: the board's frame
+        tiles (their median BGR ``rim``) that nothing covers give the board's reflectance
+        against the paper, and the mat's light field carries it to every square (the
+        geometry's nominal board colour when no tile is free)."""
+        black = float(ref.black.mean())
+        free = covered < 0.5
+        ratio = float(self.board.mean())
+        if free.any():
+            paper = (ref.white_at(self.margin.centres[free]) - ref.black).mean(axis=1)
+            ratio = float(np.median((rim[free].mean(axis=1) - black) / np.maximum(paper, 1.0)))
+        return black + ratio * (ref.white_at(self._centres) - ref.black).mean(axis=1)
 
     def _balance(self, rim: np.ndarray) -> np.ndarray:
         """Per square (G x 3), the channel gains that make the board's frame grey near it:
@@ -283,13 +342,12 @@ class BlokusReader(Reader):
         weights = self._tile_weights[:, good]
         return weights @ gains / weights.sum(axis=1, keepdims=True)
 
-    def _scores(
-        self, refl: np.ndarray, tol: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _scores(self, refl: np.ndarray, tol: np.ndarray) -> Evidence:
         """How well each class explains each square (G x classes, 0..1), and the share of
         each square's points that are foreign (far from grey and from both colours' lines),
-        and whether each piece's colour is there in full (G x pieces: its chroma, or under
-        glare its colour difference; not only faded, as pale skin looks).
+        whether each piece's colour is there in full (G x pieces: its chroma, or under
+        glare its colour difference; not only faded, as pale skin looks), the share of
+        points in a piece's full colour and the median lightness.
 
         Empty: the share of board-like points. A piece: its colour evidence (see
         :meth:`_evidence`) mapped to 0..1, times the share of points not foreign."""
@@ -299,7 +357,7 @@ class BlokusReader(Reader):
         board = np.linalg.norm(rel, axis=1) <= tol
         near = board.copy()
         lit = self._local_light(light.reshape(g, -1), board.reshape(g, -1))
-        evidence, solid = [], []
+        evidence, solid, trace = [], [], np.zeros(g)
         for colour in self.colours:
             length2 = float(colour @ colour)
             t = rel @ colour / length2
@@ -308,11 +366,13 @@ class BlokusReader(Reader):
             top, kept = self._evidence(t.reshape(g, -1), light.reshape(g, -1) / lit)
             evidence.append(np.where(top >= 0.3, np.maximum(top, kept), top))
             solid.append((top >= self.SOLID) | (kept >= self.GLARE))
+            trace = np.maximum(trace, (t >= self.SOLID).reshape(g, -1).mean(axis=1))
         foreign = 1.0 - near.reshape(g, -1).mean(axis=1)
         pieces = np.clip((np.column_stack(evidence) - 0.55) / 0.2, 0.0, 1.0)
         empty = board.reshape(g, -1).mean(axis=1)
         scores = np.column_stack([empty, pieces * (1.0 - foreign)[:, None]])
-        return scores, foreign, np.column_stack(solid)
+        median_light = row_quantile(light.reshape(g, -1), 0.5)
+        return Evidence(scores, foreign, np.column_stack(solid), trace, median_light)
 
     def _local_light(self, light: np.ndarray, board: np.ndarray) -> np.ndarray:
         """Per square (G x 1), how much brighter than the board's average its neighbourhood's
@@ -340,7 +400,7 @@ class BlokusReader(Reader):
         against the real plastic under the real light; a square read otherwise (a hand, a
         misplaced piece) teaches nothing."""
         obs = self.read(frame, pose)
-        refl, _, _ = self._measure(frame, pose)
+        refl, _, _, _ = self._measure(frame, pose)
         points = self.samples.points
         index = {n: i for i, n in enumerate(self.samples.names)}
         for k, piece in enumerate(PIECES):
