@@ -10,16 +10,21 @@ shadow-free chroma ``(b - g, r - g) / (b + g + r)`` and a log lightness.
 Each region's median is scored against seven colour classes: the six edge colours (priors from
 the geometry's ``look``, learned by :meth:`SpectrangleReader.calibrate`) and the empty board,
 whose look is measured in every frame on the board's own frame around the cells. Glare (white
-light from the glossy plastic) may wash a colour out towards grey, at a cost. A cell's
-probabilities are over ``empty`` and every way of laying one of the 36 real pieces on it (the
-sum of its three regions' scores), so an impossible mix of colours, such as two board-coloured
-regions and a blue one, is never reported; each piece is then given to at most one cell.
+light from the glossy plastic) washes a colour out towards grey and makes it lighter, so the
+median is of the darker half of a region's points (the least glared), and a colour may still be
+washed out, at a cost; each class is widened by the median's pixel noise (a dark region's
+chroma is noisy). A cell's probabilities are over ``empty`` and every way of laying one of the
+36 real pieces on it (the sum of its three regions' scores), so an impossible mix of colours,
+such as two board-coloured regions and a blue one, is never reported; each piece is then given
+to at most one visible cell.
 
 Points that fit no class, even washed out (skin, a sleeve), are *foreign*. Cells with a mostly
-foreign region, and two neighbouring cells reading the same piece, are hidden; the hidden area
-grows through suspect neighbours (partly foreign, unsure, pale rather than glare-washed, or
-white, the look of paper and light skin). Foreign points on the board's frame make the
-observation occluded even when no cell is hidden. See ``docs/vision/readers-spectrangle.md``.
+foreign region, skin (a pale region, washed out yet darker than any glare, that is partly
+foreign or in a mix no content has), a pale cell reading its neighbour's piece, and two
+neighbouring cells reading the same piece are hidden; the hidden area grows through suspect
+neighbours (partly foreign, unsure, pale, or white, the look of paper and light skin). Foreign
+points on the board's frame make the observation occluded even when no cell is hidden. See
+``docs/vision/readers-spectrangle.md``.
 """
 
 from __future__ import annotations
@@ -93,7 +98,8 @@ GLARE_KEPT = 0.1
 GLARE_LIGHT = 0.1
 #: A region whose colour keeps less than this share of its chroma is washed out.
 WASHED = 0.6
-#: ...and it is pale (not glare) when its log lightness is this much below what glare gives.
+#: ...and it is pale (not glare) when its log lightness is this much below the dimmest glare
+#: that washes the colour out that far (:func:`_dimmest_glare`).
 PALE = 0.25
 #: A cell whose likeliest content has less probability than this is unsure.
 SURE = 0.9
@@ -108,6 +114,8 @@ MIX_GAP = 12.0
 #: neighbour's area grow into it.
 HIDE_AT = 0.6
 GROW_AT = 0.4
+#: Share of a pale region's points that, foreign, make it skin (a hand, not a washed tile).
+PARTLY = 0.2
 #: Share of a tile of the board's frame that, foreign, means something is over the board.
 FRAME_COVERED = 0.5
 
@@ -180,9 +188,16 @@ class SpectrangleReader(Reader):
         classes = self._classes_for(seen.rim)
         region_ll, foreign, pale = self._region_scores(seen, classes)
         rim_foreign = self._frame_foreign(seen.rim, classes, seen.noise)
-        probs, first, mixed = self._cell_probabilities(region_ll)
-        unsure = pale.reshape(-1, 3).any(axis=1) | (probs.max(axis=1) < SURE) | mixed
-        hidden = self._hidden(first, foreign, rim_foreign, unsure)
+        probs, mixed = self._cell_probabilities(region_ll)
+        best = probs.argmax(axis=1)
+        first = np.where(best > 0, self._piece_of[np.maximum(best - 1, 0)], "")
+        pale_cells = pale.reshape(-1, 3).any(axis=1)
+        unsure = pale_cells | (probs.max(axis=1) < SURE) | mixed
+        # skin: a pale region that is partly foreign too, or in a mix no real content has
+        skin = (pale & (foreign >= PARTLY)).reshape(-1, 3).any(axis=1) | (pale_cells & mixed)
+        hidden = self._hidden(first, foreign, rim_foreign, unsure, pale_cells, skin)
+        visible = ~np.isin(self.names, list(hidden))
+        probs = self._pieces_once(probs, visible)
         return self._observation(probs, hidden, bool(hidden) or bool(rim_foreign.any()))
 
     def _measure(self, frame: np.ndarray, pose: BoardPose) -> _Seen:
@@ -214,32 +229,31 @@ class SpectrangleReader(Reader):
     def _region_scores(
         self, seen: _Seen, classes: GaussianClasses
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per region (R x classes) the log likelihood of its median under each class; per
-        region the share of its points that fit no class, and whether it is *pale*: its
-        likeliest colour there only washed out and yet darker than glare would make it (skin
-        can look like glare on red or yellow), or white but greyer or duller than paper."""
+        """Per region (R x classes) the log likelihood of its median under each class (each
+        class widened by the median's own pixel noise); per region the share of its points
+        that fit no class, and whether it is *pale*: its likeliest colour there only washed
+        out and yet darker than even the dimmest glare would make it (skin can look like
+        glare on red or yellow), or white but greyer or duller than paper."""
         far = self._foreign(seen.cells, classes, seen.noise) & ~seen.clipped
-        median = self._region_medians(seen, far)
-        ll = _log_likelihood(classes, median)
+        median, used = self._region_medians(seen, far)
+        ll = _log_likelihood(classes, median, _median_noise(median, used, seen.noise))
         mu = classes.means[ll.argmax(axis=1)]
         size2 = (mu[:, :2] ** 2).sum(axis=1)
         kept = np.einsum("nd,nd->n", median[:, :2], mu[:, :2]) / np.maximum(size2, 1e-6)
-        glare = np.minimum(mu[:, 2] - np.log(np.clip(kept, 0.05, 1.0)), 0.0)
+        glare = _dimmest_glare(mu[:, 2], np.clip(kept, 0.05, 1.0))
         washed = (kept < WASHED) & (size2 >= 0.01) & (median[:, 2] < glare - PALE)
         white = ll.argmax(axis=1) == COLOURS.index("white")
         dull = (np.abs(median[:, :2]).max(axis=1) > WHITE_CHROMA) | (median[:, 2] < WHITE_LIGHT)
         return ll, far.reshape(self.regions.groups, -1).mean(axis=1), washed | (white & dull)
 
-    def _region_medians(self, seen: _Seen, foreign: np.ndarray) -> np.ndarray:
-        """Per region (R x 3) the median features of its points, leaving out the foreign ones
-        (a fingertip over part of it) and those where the camera saturated some channels but
-        not all (their hue is lost), when enough others remain."""
+    def _region_medians(self, seen: _Seen, foreign: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per region (R x 3) the median features of its least glared points
+        (:func:`_least_glared`), leaving out the foreign ones (a fingertip over part of it)
+        and those where the camera saturated some channels but not all (their hue is lost),
+        when enough others remain; and how many points each median is of."""
         values = seen.cells.reshape(self.regions.groups, -1, 3)
         bad = (seen.clipped | foreign).reshape(self.regions.groups, -1)
-        if not bad.any():
-            return np.median(values, axis=1)
-        drop = bad & ((~bad).sum(axis=1) >= MIN_CLEAN)[:, None]
-        return np.nanmedian(np.where(drop[..., None], np.nan, values), axis=1)
+        return _least_glared(values, bad & ((~bad).sum(axis=1) >= MIN_CLEAN)[:, None])
 
     def _foreign(
         self,
@@ -274,14 +288,10 @@ class SpectrangleReader(Reader):
         off = self._foreign(rim, classes, noise, range(BOARD, BOARD + 1))
         return self.frame.group_mean(off.astype(np.float64)) >= FRAME_COVERED
 
-    def _cell_probabilities(
-        self, region_ll: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per cell (C x 1 + layouts): empty, then every layout of a real piece, each piece
-        given to at most one cell (the cell that is surest of it); per cell the piece it
-        found likeliest before that ("" for empty); and whether its regions' own likeliest
-        colours are far from any real content (a mix such as board, board and white: a
-        hand over part of an empty cell)."""
+    def _cell_probabilities(self, region_ll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per cell (C x 1 + layouts) the probabilities of empty, then of every layout of a real
+        piece; and whether its regions' own likeliest colours are far from any real content (a
+        mix such as board, board and white: a hand over part of an empty cell)."""
         ll = region_ll.reshape(len(self.names), 3, -1)
         sides = np.arange(3)
         layout = ll[:, sides, self._layout_index].sum(axis=2)  # C x layouts
@@ -291,20 +301,25 @@ class SpectrangleReader(Reader):
         logits = self.sharpness * contents
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
-        best = probs.argmax(axis=1)
-        first = np.where(best > 0, self._piece_of[np.maximum(best - 1, 0)], "")
+        return probs / probs.sum(axis=1, keepdims=True), mixed
+
+    def _pieces_once(self, probs: np.ndarray, visible: np.ndarray) -> np.ndarray:
+        """``probs`` with each piece given to at most one ``visible`` cell, the surest of it
+        (a hidden cell, whose reading is a hand's look, claims none): from the surest cell
+        on, a piece already given away is removed from a cell's contents."""
+        probs = probs.copy()
         taken: set[str] = set()
         for i in np.argsort(-probs.max(axis=1)):
-            if best[i] == 0:
+            if not visible[i]:
                 continue
-            piece = self._piece_of[best[i] - 1]
-            if piece in taken:
-                probs[i, 1:][self._piece_of == piece] = 0.0
+            best = int(probs[i].argmax())
+            if best > 0 and self._piece_of[best - 1] in taken:
+                probs[i, 1:][np.isin(self._piece_of, list(taken))] = 0.0
                 probs[i] /= probs[i].sum()
-                piece = "" if probs[i].argmax() == 0 else self._piece_of[probs[i].argmax() - 1]
-            taken.add(piece)
-        return probs, first, mixed
+                best = int(probs[i].argmax())
+            if best > 0:
+                taken.add(self._piece_of[best - 1])
+        return probs
 
     def _hidden(
         self,
@@ -312,22 +327,30 @@ class SpectrangleReader(Reader):
         foreign: np.ndarray,
         rim_foreign: np.ndarray,
         unsure: np.ndarray,
+        pale: np.ndarray,
+        skin: np.ndarray,
     ) -> frozenset[str]:
         """Cells under a hand or an object.
 
-        Seeds: a cell with a region too foreign to read; among the other cells that are sure of
-        what they read, one piece read on two neighbouring cells (a hand is one blob of one
-        look, and every piece exists once); partly foreign cells next to a covered stretch of
-        the board's frame. From them the hidden area grows through *suspect* cells: partly
-        foreign, reading a piece that another cell reads too, or ``unsure`` (pale, a mix of
-        looks no real content has, or no content clearly likeliest)."""
+        Seeds: a cell with a region too foreign to read, or ``skin`` (two signs of a hand in
+        it); among the other cells that are sure of what they read, one piece read on two
+        neighbouring cells (a hand is one blob of one look, and every piece exists once); a
+        ``pale`` cell reading the piece a neighbour reads (one of the two is a hand: the pale
+        one); partly foreign cells next to a covered stretch of the board's frame. From them
+        the hidden area grows through *suspect* cells: partly foreign, reading a piece that
+        another cell reads too, or ``unsure`` (pale, a mix of looks no real content has, or no
+        content clearly likeliest)."""
         share = foreign.reshape(len(self.names), 3).max(axis=1)
-        hidden = share >= HIDE_AT
+        hidden = (share >= HIDE_AT) | skin
         seen = np.where(hidden | unsure, "", first)
         pieces, counts = np.unique(seen[seen != ""], return_counts=True)
         doubled = np.isin(seen, pieces[counts > 1])
         same = (seen[:, None] == seen[None]) & doubled[:, None]
         hidden |= (same & self._neighbours).any(axis=1)
+        # a pale cell reading the piece a neighbour reads: one of the two is a hand, the pale one
+        read = np.where(hidden | (unsure & ~pale), "", first)
+        twin = (read[:, None] == read[None]) & (read != "")[:, None] & self._neighbours
+        hidden |= pale & twin.any(axis=1)
         suspect = (share >= GROW_AT) | doubled | unsure
         for tile in np.flatnonzero(rim_foreign):
             near = self._frame_near[tile]
@@ -396,12 +419,16 @@ class SpectrangleReader(Reader):
                 self.classes.learn(cls, points[typical])
 
 
-def _log_likelihood(classes: GaussianClasses, features: np.ndarray) -> np.ndarray:
+def _log_likelihood(
+    classes: GaussianClasses, features: np.ndarray, noise: np.ndarray
+) -> np.ndarray:
     """Log likelihood (N x classes) of features under every class, each colour allowed to be
     washed out by glare: chroma ``f`` times the colour's (``f`` from ``GLARE_KEPT`` to 1, as
     the features say), lightness ``1 / f`` times (up to ``GLARE_LIGHT``), at a cost of
-    ``GLARE_COST x (1 - f)``."""
+    ``GLARE_COST x (1 - f)``. Each class's spread is widened by the features' own
+    measurement ``noise`` (N x 3 variances)."""
     x = np.asarray(features, dtype=np.float64)
+    widen = noise[:, :, None] * np.eye(3)
     out = np.empty((len(x), len(classes.means)))
     for k, (mu, cov) in enumerate(zip(classes.means, classes.covs, strict=True)):
         size2 = float(mu[:2] @ mu[:2])
@@ -412,9 +439,39 @@ def _log_likelihood(classes: GaussianClasses, features: np.ndarray) -> np.ndarra
         else:
             f, mean = np.ones(len(x)), mu[None]
         d = x - mean
-        maha = np.einsum("nd,de,ne->n", d, np.linalg.inv(cov), d)
-        out[:, k] = -0.5 * (maha + np.log(np.linalg.det(cov))) - GLARE_COST * (1.0 - f)
+        total = cov + widen
+        maha = np.einsum("nd,nde,ne->n", d, np.linalg.inv(total), d)
+        out[:, k] = -0.5 * (maha + np.log(np.linalg.det(total))) - GLARE_COST * (1.0 - f)
     return out
+
+
+def _dimmest_glare(light: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The lowest log lightness at which glare leaves a colour of log lightness ``light`` only
+    ``kept`` of its chroma. Glare mixes the light's white into the colour: added on top of it
+    (a specular reflection), lightness grows by ``1 / kept``; with the energy kept (the share
+    reflected at the surface no longer reaching the pigment), reflectance ``r`` becomes
+    ``(1 - a) r + a`` and lightness only ``r / (kept + r (1 - kept))``: the least it can be."""
+    return light - np.log(kept + np.exp(light) * (1.0 - kept))
+
+
+def _least_glared(values: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group (G, of features G x K x 3) the median features of the darker half of its
+    points, leaving out ``bad`` ones (G x K), and how many points that is. Glare adds white
+    light, which makes a point lighter and greyer, so the darker points keep the most of the
+    colour (a shadow darkens without changing the chroma)."""
+    light = np.where(bad, np.nan, values[..., 2])
+    drop = bad | (light > np.nanmedian(light, axis=1, keepdims=True))
+    return np.nanmedian(np.where(drop[..., None], np.nan, values), axis=1), (~drop).sum(axis=1)
+
+
+def _median_noise(median: np.ndarray, used: np.ndarray, noise: float) -> np.ndarray:
+    """Per median of features (N x 3, each of ``used`` points) the variance (N x 3) the
+    camera's pixel ``noise`` (reflectance) leaves in it: chroma divides channel differences by
+    the lightness, so a dark colour's chroma is the noisier (a median of n points has pi / 2n
+    times a point's variance)."""
+    light = np.exp(median[:, 2])
+    point = (noise / np.maximum(light, 0.02))[:, None] ** 2 * np.array([2 / 9, 2 / 9, 1 / 3])
+    return point * (np.pi / (2.0 * np.maximum(used, 1)))[:, None]
 
 
 def _chroma_distance(
