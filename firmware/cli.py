@@ -83,7 +83,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         results = {}
         for name in [args.game] if args.game else list(VISION_GAMES):
-            r = bench_vision(name, scenes=args.scenes, seed=args.seed)
+            r = bench_vision(name, scenes=args.scenes, seed=args.seed, misplaced=args.misplaced)
             results[name] = r.to_json()
             if args.failures:
                 for index, what in r.failures:
@@ -168,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=2026, help="seed of the scene corpus (vision)")
     p.add_argument(
         "--failures", action="store_true", help="list the scenes not read right (vision, stderr)"
+    )
+    p.add_argument(
+        "--misplaced",
+        action="store_true",
+        help="boards lie a few mm and degrees off their outline on the mat (vision)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")

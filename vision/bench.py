@@ -39,7 +39,7 @@ from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound
 from .pipeline import SETTLED, VisionPipeline
 from .readers import reader_for
-from .synth import Scene, random_position, render_scene
+from .synth import Scene, random_board_shift, random_position, render_scene
 
 BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
 FPS = 10.0
@@ -109,7 +109,10 @@ class BoardErrors:
 
     def __bool__(self) -> bool:
         return bool(
-            self.misread or self.hidden_wrong or self.left_out or self.missed_hand
+            self.misread
+            or self.hidden_wrong
+            or self.left_out
+            or self.missed_hand
             or self.false_hand
         )
 
@@ -175,16 +178,27 @@ def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bo
     return False
 
 
-def corpus_scene(game: str, index: int, seed: int = 2026, hand: bool | None = None) -> Scene:
+def corpus_scene(
+    game: str, index: int, seed: int = 2026, hand: bool | None = None, misplaced: bool = False
+) -> Scene:
     """Scene ``index`` of the benchmark's corpus for ``seed`` (to look at a failure again)."""
     rng = np.random.default_rng(seed)
     for _ in range(index):
         random_position(game, rng)
-    return render_scene(game, random_position(game, rng), seed * 1000 + index, hand=hand)
+    return _render(game, random_position(game, rng), seed * 1000 + index, misplaced, hand)
 
 
-def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
-    """Measure one game over ``scenes`` rendered scenes."""
+def _render(game: str, cells: dict, seed: int, misplaced: bool, hand: bool | None = None) -> Scene:
+    """One corpus scene; ``misplaced``: the board lies off its outline on the mat."""
+    shift = random_board_shift(seed, game) if misplaced else None
+    return render_scene(game, cells, seed, hand=hand, board_shift=shift)
+
+
+def bench_game(
+    game: str, scenes: int = 200, seed: int = 2026, misplaced: bool = False
+) -> VisionBench:
+    """Measure one game over ``scenes`` rendered scenes (``misplaced``: every board lies a few
+    mm and degrees off its outline on the mat, up to ``vision.synth.scene.MAX_BOARD_SHIFT``)."""
     cv2.setNumThreads(1)
     geometry = load_geometry(game)
     codec = new_game(game)
@@ -197,7 +211,7 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
     failures: list[tuple[int, str]] = []
     for i in range(scenes):
         cells = random_position(game, rng)
-        scene = render_scene(game, cells, seed * 1000 + i)
+        scene = _render(game, cells, seed * 1000 + i, misplaced)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         visible = [n for n in truth if n not in scene.hidden]
         locator = BoardLocator([geometry])
@@ -230,7 +244,7 @@ def bench_game(game: str, scenes: int = 200, seed: int = 2026) -> VisionBench:
             failures.append((i, errors.describe()))
         if scene.occluded:
             hands += 1
-            clear = render_scene(game, cells, seed * 1000 + i, hand=False).image
+            clear = _render(game, cells, seed * 1000 + i, misplaced, hand=False).image
             false_settled += _settles_under_hand(game, clear, scene.image)
     return VisionBench(
         game=game,

@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from .geometry import BoardGeometry, available_games, load_geometry
+from .placement import BoardPlacement, placement_shift
 
 #: Reasons of :class:`BoardNotFound`.
 NO_MARKERS = "no-markers"
@@ -237,6 +238,9 @@ class BoardPose:
     tracked: bool = False
     age: float = 0.0
     lens: Lens | None = None
+    #: board mm -> mat mm (3x3): where the board lies on its mat, found from its edges
+    #: (:mod:`vision.placement`); None when it lies on its printed outline or is not known
+    placement: np.ndarray | None = None
 
     @property
     def game(self) -> str:
@@ -275,14 +279,19 @@ class BoardPose:
     def lifted(self, height_mm: float, intrinsics: CameraIntrinsics | None = None) -> BoardPose:
         """This pose for the plane ``height_mm`` above the markers' plane (e.g. a board's top
         face): a point there lies on the camera ray through the point where that ray meets the
-        markers' plane, which is a scaling about the point under the camera."""
+        markers' plane, which is a scaling about the point under the camera. Above the mat is
+        the board: with a :attr:`placement`, the lifted pose maps the board's own frame."""
         cx, cy, cz = self.camera_centre(intrinsics)
         if height_mm >= cz:
             raise ValueError(f"a plane at {height_mm:.0f} mm is above the camera ({cz:.0f} mm)")
         k = cz / (cz - height_mm)
         scale = np.array([[k, 0.0, (1 - k) * cx], [0.0, k, (1 - k) * cy], [0.0, 0.0, 1.0]])
         homography = self.homography @ scale
-        return replace(self, homography=homography, inverse=np.linalg.inv(homography))
+        if self.placement is not None and height_mm > 0:
+            homography = homography @ self.placement
+        return replace(
+            self, homography=homography, inverse=np.linalg.inv(homography), placement=None
+        )
 
     def surface(self, intrinsics: CameraIntrinsics | None = None) -> BoardPose:
         """This pose for the playing surface: the markers' plane raised by the geometry's
@@ -300,6 +309,8 @@ class BoardPose:
         plane of this pose: parallax-corrected piece tops (see :meth:`lifted`)."""
         cx, cy, cz = self.camera_centre(intrinsics)
         pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        if self.placement is not None:
+            pts = _apply(self.placement, pts)
         h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(pts),))
         if np.any(h >= cz):
             raise ValueError(f"points at {h.max():.0f} mm are above the camera ({cz:.0f} mm)")
@@ -515,6 +526,8 @@ class BoardLocator:
     ESTABLISHED_HITS = 3
     #: module (bit) size in px the fast tracking pass shrinks markers to
     MODULE_PX = 4.0
+    #: a board placement that moves the outline's corners less than this (mm) is not news
+    PLACEMENT_DEADBAND_MM = 0.5
 
     def __init__(
         self,
@@ -527,6 +540,7 @@ class BoardLocator:
         deadband_px: float = 0.5,
         forget_after: float = 10.0,
         lens_k: float | None = None,
+        find_placement: bool = False,
     ) -> None:
         geoms = tuple(geometries) if geometries is not None else _all_geometries()
         if not geoms:
@@ -550,6 +564,7 @@ class BoardLocator:
         self._places = {
             g.game: {m.id: m.corners().astype(np.float64) for m in g.markers} for g in geoms
         }
+        self._placements = {g.game: BoardPlacement(g) for g in geoms} if find_placement else {}
         self._pose: BoardPose | None = None
         self._module_px = 0.0
         self._hits: dict[int, int] = {}
@@ -697,8 +712,26 @@ class BoardLocator:
             t=now,
             lens=lens,
         )
+        pose = replace(pose, placement=self._placement(frame, pose, prior))
         self._pose = pose
         return pose
+
+    def _placement(
+        self, frame: np.ndarray, pose: BoardPose, prior: BoardPose | None
+    ) -> np.ndarray | None:
+        """Where the board lies on its mat in ``frame``: found from its edges, or the prior's
+        when they say nothing this frame (a hand over them) or barely differ from it (so that a
+        still board keeps byte-identical images)."""
+        finder = self._placements.get(pose.game)
+        if finder is None:
+            return None
+        found = finder.estimate(frame, pose)
+        kept = prior.placement if prior is not None else None
+        if found is None:
+            return kept
+        if kept is not None and placement_shift(finder, found, kept) < self.PLACEMENT_DEADBAND_MM:
+            return kept
+        return found
 
     def _calibrate(
         self,

@@ -24,6 +24,8 @@ MM_PER_INCH = 25.4
 _SHIFT = 4  # fixed-point bits for sub-pixel OpenCV drawing
 _INK = (20, 20, 20)
 _GUIDE = (140, 140, 140)
+#: Length (mm) of each leg of the marks printed at the board's corners.
+CORNER_MARK_MM = 10.0
 _FAINT = (205, 205, 205)
 _WHITE = (255, 255, 255)
 
@@ -147,6 +149,18 @@ def _ruler(canvas: MatCanvas, origin: Sequence[float]) -> list[Text]:
     return labels
 
 
+def _corner_marks(outline: np.ndarray, leg_mm: float = CORNER_MARK_MM) -> list[np.ndarray]:
+    """At every corner of ``outline``, the two ``leg_mm`` stubs of its sides that meet there
+    (where to put the board's corners)."""
+    marks = []
+    for k, corner in enumerate(outline):
+        before, after = outline[k - 1], outline[(k + 1) % len(outline)]
+        a = corner + (before - corner) / np.linalg.norm(before - corner) * leg_mm
+        b = corner + (after - corner) / np.linalg.norm(after - corner) * leg_mm
+        marks.append(np.array([a, corner, b]))
+    return marks
+
+
 def draw_mat(geometry: BoardGeometry, px_per_mm: float) -> np.ndarray:
     """The mat (or sticker template) of ``geometry`` as an RGB uint8 array at ``px_per_mm``."""
     canvas = MatCanvas.for_mat(geometry, px_per_mm)
@@ -154,8 +168,13 @@ def draw_mat(geometry: BoardGeometry, px_per_mm: float) -> np.ndarray:
     template = layout["kind"] == "template"
     quiet = float(layout["quiet_zone"])
     outline = geometry.extra.get("board", {}).get("outline")
-    if outline:
-        canvas.line(outline, _INK if template else _GUIDE, 0.4)
+    if outline and template:
+        canvas.line(outline, _INK, 0.4)
+    elif outline:
+        # corner marks only: a printed line along the board's sides would look like the
+        # board's own edge to the referee wherever the board lies a little off its place
+        for corner in _corner_marks(np.asarray(outline, dtype=np.float64)):
+            canvas.line(corner, _GUIDE, 0.4, closed=False)
     grid = _GUIDE if template else _FAINT
     for cell in geometry.cells:
         canvas.line(cell.polygon, grid, 0.2)
@@ -170,7 +189,7 @@ def draw_mat(geometry: BoardGeometry, px_per_mm: float) -> np.ndarray:
     if template:
         notes = ("sticker template: cut out along the dashed lines,", "stick each where printed")
     else:
-        notes = ("print at 100 % (no fit to page),", "place the board on the grey outline")
+        notes = ("print at 100 % (no fit to page),", "place the board's corners on the grey marks")
     labels += [((tx, ty + 5.0 + 4.0 * i), note, 3.0, "lt", _INK) for i, note in enumerate(notes)]
     canvas.text(labels)
     return canvas.pixels

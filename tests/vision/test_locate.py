@@ -429,8 +429,10 @@ SYNTH_CASES = [(game, seed) for game in available_games() for seed in (1, 2)]
 
 @pytest.mark.parametrize(("game", "seed"), SYNTH_CASES)
 def test_synthetic_scenes_are_located_to_a_pixel(game, seed):
-    """The renderer's photos (lens distortion, a raised board, light, noise, JPEG)."""
-    scene = render_scene(game, random_position(game, np.random.default_rng(seed)), seed, hand=False)
+    """The renderer's photos (lens distortion, a raised board, light, noise, JPEG), the board
+    on its outline (a misplaced board: ``tests/vision/test_placement.py``)."""
+    cells = random_position(game, np.random.default_rng(seed))
+    scene = render_scene(game, cells, seed, hand=False, board_shift=(0.0, 0.0, 0.0))
     locator = BoardLocator()
     for k in range(BoardLocator.CALIBRATION_FITS):
         pose = locator.locate(scene.image, t=0.1 * k)
@@ -444,7 +446,8 @@ def test_synthetic_scenes_are_located_to_a_pixel(game, seed):
 @pytest.mark.parametrize("game", available_games())
 def test_a_hand_over_a_synthetic_board_does_not_lose_it(game):
     seed = 3
-    scene = render_scene(game, random_position(game, np.random.default_rng(seed)), seed, hand=True)
+    cells = random_position(game, np.random.default_rng(seed))
+    scene = render_scene(game, cells, seed, hand=True, board_shift=(0.0, 0.0, 0.0))
     pose = BoardLocator().locate(scene.image, t=0.0)
     assert pose.game == game
     geometry = load_geometry(game)

@@ -114,7 +114,7 @@ def test_markers_are_drawn_where_the_camera_projects_them(game):
     assert set(found) == set(geometry.marker_ids)
     errors = []
     for marker_id, corners in found.items():
-        truth = scene.camera.project(
+        truth = scene.mat_camera.project(
             np.column_stack([geometry.marker(marker_id).corners(), np.zeros(4)])
         )
         errors.append(corners - truth)
@@ -132,7 +132,7 @@ def test_markers_survive_the_photographic_effects(seed):
     found = _detect(scene.image, geometry.aruco_dictionary)
     assert len(found) >= 4
     for marker_id, corners in found.items():
-        truth = scene.camera.project(
+        truth = scene.mat_camera.project(
             np.column_stack([geometry.marker(marker_id).corners(), np.zeros(4)])
         )
         assert np.abs(corners - truth).max() < 4
@@ -302,3 +302,17 @@ def test_bad_input_is_refused():
         render_scene("gobblet", {"a1": "orange"}, 0)
     with pytest.raises(ValueError, match="even"):
         render_scene("gobblet", {}, 0, size=(641, 480))
+
+
+@pytest.mark.parametrize("game", ["blokus", "gobblet", "spectrangle"])
+def test_a_board_lies_where_its_shift_puts_it_and_the_mat_stays(game):
+    geometry = load_geometry(game)
+    on = render_scene(game, {}, 5, hand=False, effects=False, board_shift=(0.0, 0.0, 0.0))
+    off = render_scene(game, {}, 5, hand=False, effects=False, board_shift=(3.0, -2.0, 1.0))
+    marker = np.array([[*geometry.markers[0].center, 0.0]])
+    assert np.allclose(on.mat_camera.project(marker), off.mat_camera.project(marker))
+    # the board's frame moved: its cells are drawn elsewhere, by about the shift
+    a, b = on.cell_centers(), off.cell_centers()
+    moved = np.array([np.subtract(b[n], a[n]) for n in a])
+    assert 2.0 < np.median(np.linalg.norm(moved, axis=1)) < 12.0
+    assert off.params["board_shift"] == (3.0, -2.0, 1.0)

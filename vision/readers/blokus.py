@@ -62,7 +62,7 @@ SIDES = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
 LINE_POINTS = 6
 #: Where (mm across a square's side, outwards) the rows of points along it are: the board
 #: beside the line first and last, and a few rows about the line in between.
-LINE_OFFSETS = (-3.0, -1.2, -0.6, 0.0, 0.6, 1.2, 3.0)
+LINE_OFFSETS = (-3.5, -1.8, -1.2, -0.6, 0.0, 0.6, 1.2, 1.8, 3.5)
 
 
 def opponent(reflectance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,6 @@
 
 from .camera import Camera
 from .positions import random_position
-from .scene import Scene, render_scene
+from .scene import Scene, random_board_shift, render_scene
 
-__all__ = ["Camera", "Scene", "random_position", "render_scene"]
+__all__ = ["Camera", "Scene", "random_board_shift", "random_position", "render_scene"]

@@ -45,6 +45,23 @@ class Camera:
         k = self.distortion
         return np.array([-k, 3 * k * k, 0.0, 0.0, -12 * k**3])
 
+    def moved(self, turn_deg: float, shift: np.ndarray, about: np.ndarray) -> Camera:
+        """The same camera seen from a frame turned by ``turn_deg`` about the point ``about``
+        (x, y mm) and then shifted by ``shift`` (x, y mm) in this frame's plane: what it
+        projects, given in the moved frame, lands where the turned and shifted object is."""
+        a = math.radians(turn_deg)
+        turn = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0]])
+        turn = np.vstack([turn, [0.0, 0.0, 1.0]])
+        centre = np.array([*about, 0.0])
+        offset = centre + np.array([*shift, 0.0]) - turn @ centre
+        return Camera(
+            self.matrix,
+            self.rotation @ turn,
+            self.rotation @ offset + self.translation,
+            self.size,
+            self.distortion,
+        )
+
     def homography(self, z: float = 0.0) -> np.ndarray:
         """3x3 map from board (x, y) mm on the plane at ``z`` to ideal (undistorted) pixels."""
         r = self.rotation

@@ -26,6 +26,8 @@ from .pose import random_camera, random_lamp
 from .textures import board_texture, mat_texture, table_texture
 
 DEFAULT_SIZE = (1280, 960)
+#: The largest offset (mm, each axis) and turn (degrees) of a board put down on its mat.
+MAX_BOARD_SHIFT = (3.0, 1.5)
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,6 +52,9 @@ class Scene:
     seed: int
     hidden_markers: frozenset[int] = frozenset()
     params: dict[str, Any] = field(default_factory=dict)
+    #: the camera in the mat's frame (the markers'); ``camera`` is in the board's frame,
+    #: which differs when the board lies off its outline (``params["board_shift"]``)
+    mat_camera: Camera | None = None
 
     def cell_centers(self) -> dict[str, tuple[float, float]]:
         """Real image pixel position of every cell's centre on the playing surface."""
@@ -80,13 +85,18 @@ def render_scene(
     distortion: float | None = None,
     tilt_deg: float | None = None,
     max_tilt_deg: float = 35.0,
+    board_shift: tuple[float, float, float] | None = None,
 ) -> Scene:
     """Render ``cells`` (observation contents; missing cells are empty) of ``game``.
 
     ``hand``: True/False forces a hand over the board or none, None lets the seed decide.
     ``effects=False`` skips light, blur, noise and JPEG (a clean render for geometry checks).
     ``distortion`` fixes the radial coefficient (0 = ideal pinhole), ``tilt_deg`` the camera's
-    angle from the board's normal; otherwise both are drawn from the seed.
+    angle from the board's normal; otherwise both are drawn from the seed. ``board_shift``
+    ``(dx, dy, degrees)`` places a board that lies on a mat off its printed outline (moved
+    ``dx, dy`` mm, turned about its centre; :func:`random_board_shift` draws one from a seed);
+    by default it lies exactly on it. The cells' names and the truth keep to the board; the
+    markers stay on the mat.
     """
     if size[0] % 2 or size[1] % 2 or min(size) < 16:
         raise ValueError(f"image size must be even and at least 16 pixels, not {size}")
@@ -112,6 +122,11 @@ def render_scene(
 
     image = background(camera, geometry, table)
     paste_plane(image, camera, mat_texture(game), 0.0)
+    mat_camera = camera
+    if board_shift is None or upright:
+        board_shift = (0.0, 0.0, 0.0)
+    camera = _placed(camera, geometry, board_shift)
+    lamp = _placed_lamp(lamp, geometry, board_shift)
     painter = Painter(image, camera, lamp, shiny)
     if not upright:
         board_sides(painter, geometry, surface_z)
@@ -131,8 +146,13 @@ def render_scene(
     mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
     if effects:
         image = develop(image, look, develop_rng)
-    hidden, hidden_markers, occluded = _occlusion(geometry, camera, surface_z, mask)
-    params.update(lamp=lamp.tolist(), hand=wants_hand, look=look.__dict__ if effects else None)
+    hidden, hidden_markers, occluded = _occlusion(geometry, camera, mat_camera, surface_z, mask)
+    params.update(
+        lamp=lamp.tolist(),
+        hand=wants_hand,
+        look=look.__dict__ if effects else None,
+        board_shift=tuple(board_shift),
+    )
     return Scene(
         game=game,
         image=image,
@@ -141,11 +161,12 @@ def render_scene(
         occluded=occluded,
         camera=camera,
         homography=camera.homography(surface_z),
-        marker_homography=camera.homography(0.0),
+        marker_homography=mat_camera.homography(0.0),
         surface_z=surface_z,
         seed=seed,
         hidden_markers=hidden_markers,
         params=params,
+        mat_camera=mat_camera,
     )
 
 
@@ -166,19 +187,52 @@ def _samples(game: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(pts), np.asarray(owner)
 
 
+def random_board_shift(seed: int, game: str) -> tuple[float, float, float]:
+    """A hand-placed board's offset from its outline on the mat (up to ``MAX_BOARD_SHIFT``),
+    from a random stream of its own (the rest of a seed's scene is drawn as without it)."""
+    rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 1])
+    dx, dy = rng.uniform(-MAX_BOARD_SHIFT[0], MAX_BOARD_SHIFT[0], 2)
+    return float(dx), float(dy), float(rng.uniform(-MAX_BOARD_SHIFT[1], MAX_BOARD_SHIFT[1]))
+
+
+def _board_centre(geometry: BoardGeometry) -> np.ndarray:
+    """The middle of the board's outline (mm), about which a misplaced board is turned."""
+    outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
+    return (outline.min(axis=0) + outline.max(axis=0)) / 2
+
+
+def _placed(camera: Camera, geometry: BoardGeometry, shift: tuple[float, float, float]) -> Camera:
+    """The camera in the frame of a board placed ``shift`` off its outline."""
+    dx, dy, deg = shift
+    return camera.moved(deg, np.array([dx, dy]), _board_centre(geometry))
+
+
+def _placed_lamp(
+    lamp: np.ndarray, geometry: BoardGeometry, shift: tuple[float, float, float]
+) -> np.ndarray:
+    """The lamp's position in the frame of a board placed ``shift`` off its outline."""
+    dx, dy, deg = shift
+    a = np.radians(deg)
+    turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    centre = _board_centre(geometry)
+    xy = turn.T @ (np.asarray(lamp[:2]) - centre - (dx, dy)) + centre
+    return np.array([*xy, lamp[2]])
+
+
 def _occlusion(
     geometry: BoardGeometry,
     camera: Camera,
+    mat_camera: Camera,
     surface_z: float,
     mask: np.ndarray | None,
 ) -> tuple[frozenset[str], frozenset[int], bool]:
-    """Cells and markers with any sample point under the hand, and whether the hand is over
-    the board at all."""
+    """Cells (``camera``: the board's frame) and markers (``mat_camera``: the mat's) with any
+    sample point under the hand, and whether the hand is over the board at all."""
     if mask is None:
         return frozenset(), frozenset(), False
     h, w = mask.shape
 
-    def covered(points: np.ndarray, z: float) -> np.ndarray:
+    def covered(points: np.ndarray, z: float, camera: Camera = camera) -> np.ndarray:
         px = np.round(camera.project(np.column_stack([points, np.full(len(points), z)])))
         x, y = px[:, 0].astype(int), px[:, 1].astype(int)
         ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
@@ -193,7 +247,7 @@ def _occlusion(
     for m in geometry.markers:
         corners = m.corners().astype(np.float64)
         cloud = np.concatenate([corners, corners.mean(axis=0)[None]])
-        if covered(cloud, 0.0).any():
+        if covered(cloud, 0.0, mat_camera).any():
             markers.add(m.id)
     outline = densify(np.asarray(geometry.extra["board"]["outline"], dtype=np.float64), 5.0)
     board = np.zeros_like(mask)

@@ -1,0 +1,199 @@
+"""Where a board lies on its mat: the markers are printed on the mat, but the board is put down
+by hand, a few millimetres and degrees off the outline printed for it. Its own edges say where
+it really is.
+
+:class:`BoardPlacement` looks across every side of the board's outline, on the plane of the
+board's top face, for the step from the board to the mat, and fits the board's in-plane move
+(a rotation about the board's middle and a shift) to the edges found, robustly (a hand or a
+piece over an edge, a shadow on the mat are outliers). On a side whose outer face the camera
+sees, the step seen is the face's foot on the mat, not the top face's edge: it is moved back by
+the face's height as seen from the camera. The mat marks only the outline's corners (see
+``vision/mat.py``): a printed line along a side would look like the board's edge.
+
+``BoardPose.placement`` carries the result: a 3x3 matrix from the board's frame (the cells,
+the outline) to the mat's (the markers); every plane above the mat (the board's top face, the
+pieces) is read in the board's frame, the mat itself (paper, markers) in the mat's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+
+from .geometry import BoardGeometry
+
+if TYPE_CHECKING:
+    from .locate import BoardPose
+
+#: How far (mm) either side of the printed outline the board's edge is looked for.
+REACH_MM = 8.0
+#: Sample step (mm) along a profile across an edge.
+STEP_MM = 0.5
+#: Profiles along each side: one every this many mm, none within ``CORNER_MM`` of a corner.
+SPACING_MM = 12.0
+CORNER_MM = 15.0
+#: Width (mm) of the two windows whose difference is the step at a point of a profile.
+WINDOW_MM = 2.0
+#: An edge within this (mm) of where a placement puts it agrees with the placement.
+AGREE_MM = 1.5
+#: ... and a move is believed when the edges' median distance from where it puts them is at
+#: most this fraction of their median distance from the printed outline.
+CLEARLY = 0.5
+#: Moves tried through three profiles each.
+TRIES = 80
+#: A move of the outline's corners smaller than this (mm) is the edges' noise.
+MIN_SHIFT_MM = 1.5
+#: The largest move (mm, degrees) believed: beyond it the board is not on its mat.
+MAX_SHIFT_MM = 10.0
+MAX_TURN_DEG = 6.0
+
+
+def rigid(dx: float, dy: float, turn_deg: float, about: np.ndarray) -> np.ndarray:
+    """3x3 matrix of a turn by ``turn_deg`` about ``about`` (x, y mm), then a shift."""
+    a = math.radians(turn_deg)
+    c, s = math.cos(a), math.sin(a)
+    turn = np.array([[c, -s], [s, c]])
+    centre = np.asarray(about, dtype=np.float64)
+    offset = centre + np.array([dx, dy]) - turn @ centre
+    return np.array([[c, -s, offset[0]], [s, c, offset[1]], [0.0, 0.0, 1.0]])
+
+
+def placement_shift(finder: BoardPlacement, a: np.ndarray, b: np.ndarray) -> float:
+    """How far (mm) two placements put the board's outline corners apart, at the most."""
+    corners = np.column_stack([finder.outline, np.ones(len(finder.outline))])
+    return float(np.linalg.norm((corners @ a.T - corners @ b.T)[:, :2], axis=1).max())
+
+
+class BoardPlacement:
+    """Finds a board's place on its mat from the board's outline edges (see the module)."""
+
+    def __init__(self, geometry: BoardGeometry) -> None:
+        board = geometry.extra.get("board", {})
+        self.thickness = float(board.get("thickness", 0.0))
+        outline = np.asarray(board.get("outline", []), dtype=np.float64).reshape(-1, 2)
+        self.outline = outline
+        #: no outline, or markers on the board itself (an upright board): nothing to find
+        self.enabled = len(outline) >= 3 and geometry.extra.get("orientation") != "upright"
+        self.centre = (outline.min(axis=0) + outline.max(axis=0)) / 2 if len(outline) else None
+        offsets = np.arange(-REACH_MM, REACH_MM + STEP_MM / 2, STEP_MM)
+        self._offsets = offsets
+        points, normals, sides = [], [], []
+        nxt = np.roll(outline, -1, axis=0)
+        area = 0.5 * float(np.sum(outline[:, 0] * nxt[:, 1] - outline[:, 1] * nxt[:, 0]))
+        for k in range(len(outline) if self.enabled else 0):
+            a, b = outline[k], outline[(k + 1) % len(outline)]
+            length = float(np.linalg.norm(b - a))
+            along = (b - a) / length
+            normal = np.array([along[1], -along[0]]) * (1.0 if area > 0 else -1.0)
+            count = max(int((length - 2 * CORNER_MM) // SPACING_MM) + 1, 2)
+            for s in np.linspace(CORNER_MM, length - CORNER_MM, count):
+                points.append(a + along * s)
+                normals.append(normal)
+                sides.append(k)
+        self._points = np.asarray(points).reshape(-1, 2)
+        self._normals = np.asarray(normals).reshape(-1, 2)
+        self._sides = np.asarray(sides, dtype=np.int64)
+        #: every sample: profile point + offset x normal (profiles x offsets x 2)
+        self._samples = (
+            self._points[:, None, :] + offsets[None, :, None] * self._normals[:, None, :]
+        )
+        self._window = max(round(WINDOW_MM / STEP_MM), 1)
+        #: which way the step from the board's face to the mat's paper goes (+1: the paper is
+        #: lighter, as it is next to any board but a white one; 0: either way)
+        colour = str(geometry.extra.get("look", {}).get("board", "#808080")).lstrip("#")
+        board_grey = float(np.mean([int(colour[i : i + 2], 16) for i in (0, 2, 4)]))
+        self._sign = 1.0 if board_grey < 0.85 * 255 else 0.0
+
+    def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:
+        """The board -> mat matrix in ``frame`` seen through ``pose`` (a mat pose), or None
+        when the board's edges do not say (too few found, or disagreeing)."""
+        if not self.enabled or len(self._points) == 0:
+            return None
+        pose = replace(pose, placement=None)  # the outline is where the mat has it
+        try:
+            top = pose.lifted(self.thickness) if self.thickness else pose
+            cx, cy, cz = pose.camera_centre()
+        except (ValueError, np.linalg.LinAlgError):
+            return None
+        # on a side whose outer face is towards the camera the step seen is that face's foot
+        # on the mat, which shows this much further out on the top face's plane
+        towards = ((np.array([cx, cy]) - self._points) * self._normals).sum(axis=1)
+        foot = np.maximum(towards, 0.0) * self.thickness / max(cz, 1.0)
+        px = top.to_image(self._samples.reshape(-1, 2)).astype(np.float32)
+        h, w = frame.shape[:2]
+        inside = (px[:, 0] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] >= 0) & (px[:, 1] < h - 1)
+        grey = (
+            cv2.remap(frame, px[:, None, 0], px[:, None, 1], cv2.INTER_LINEAR)
+            .reshape(-1, 3)
+            .astype(np.float32)
+            .mean(axis=1)
+        )
+        profiles = grey.reshape(len(self._points), -1)
+        found = self._edges(profiles) - foot
+        ok = inside.reshape(profiles.shape).all(axis=1) & np.isfinite(found)
+        if ok.sum() < 4:
+            return None
+        return self._fit(self._points[ok], self._normals[ok], found[ok], self._sides[ok])
+
+    def _edges(self, profiles: np.ndarray) -> np.ndarray:
+        """Per profile, the offset (mm, outwards) of its strongest step, or NaN when the
+        profile shows none clearly stronger than its noise."""
+        n = self._window
+        csum = np.concatenate([np.zeros((len(profiles), 1)), np.cumsum(profiles, axis=1)], axis=1)
+        m = profiles.shape[1]
+        at = np.arange(n, m - n + 1)  # the boundary between samples at-1 and at
+        inner = (csum[:, at] - csum[:, at - n]) / n
+        outer = (csum[:, at + n] - csum[:, at]) / n
+        step = (outer - inner) * self._sign if self._sign else np.abs(outer - inner)
+        strength = step.max(axis=1)
+        # the innermost strong step: outside the board's edge come the mat's printed outline,
+        # the board's shadow, a marker; inside it, only the board's own face
+        best = step.argmax(axis=1)
+        noise = np.median(np.abs(np.diff(profiles, axis=1)), axis=1) + 1.0
+        offsets = self._offsets[at - 1] + STEP_MM / 2
+        return np.where(strength >= 6.0 * noise, offsets[best], np.nan)
+
+    def _fit(
+        self, points: np.ndarray, normals: np.ndarray, found: np.ndarray, sides: np.ndarray
+    ) -> np.ndarray | None:
+        """The shift (dx, dy) and small turn about the board's middle that move the outline's
+        points ``found`` mm along their normals: the move most profiles agree with (within
+        ``AGREE_MM``; a hand, a piece, a shadow or the printed outline give the others),
+        among the moves through every few profiles, then refined by least squares on them."""
+        arm = points - self.centre
+        perp = np.column_stack([-arm[:, 1], arm[:, 0]])
+        design = np.column_stack([normals, (perp * normals).sum(axis=1)])
+        rng = np.random.default_rng(0)  # the same frame gives the same placement
+        picks = rng.random((TRIES, len(found))).argsort(axis=1)[:, :3]
+        on = sides[picks]
+        spans = (on[:, 0] != on[:, 1]) | (on[:, 0] != on[:, 2])
+        systems = design[picks[spans]]
+        solvable = np.abs(np.linalg.det(systems)) > 1e-9
+        if not solvable.any():
+            return None
+        trials = np.linalg.solve(systems[solvable], found[picks[spans][solvable]][..., None])
+        agree = np.abs(trials[..., 0] @ design.T - found) <= AGREE_MM
+        best = agree[int(agree.sum(axis=1).argmax())]
+        coef = trials[int(agree.sum(axis=1).argmax()), :, 0]
+        if coef is None or best.sum() < 4 or len(np.unique(sides[best])) < 2:
+            return None
+        if np.linalg.matrix_rank(design[best], tol=1e-3) < 3:
+            return None
+        coef, *_ = np.linalg.lstsq(design[best], found[best], rcond=None)
+        # the move must explain the edges clearly better than the outline where the mat has
+        # it (a board on its outline is not moved by the edges' noise)
+        moved = float(np.median(np.abs(design @ coef - found)))
+        if moved > CLEARLY * float(np.median(np.abs(found))):
+            return None
+        dx, dy, turn = coef
+        turn_deg = math.degrees(turn)
+        if math.hypot(dx, dy) > MAX_SHIFT_MM or abs(turn_deg) > MAX_TURN_DEG:
+            return None
+        moved_by = rigid(float(dx), float(dy), turn_deg, self.centre)
+        if placement_shift(self, moved_by, np.eye(3)) < MIN_SHIFT_MM:
+            return None  # within the edges' noise of its outline: it lies on it
+        return moved_by
