@@ -540,7 +540,7 @@ class BoardLocator:
         deadband_px: float = 0.5,
         forget_after: float = 10.0,
         lens_k: float | None = None,
-        find_placement: bool = False,
+        find_placement: bool = True,
     ) -> None:
         geoms = tuple(geometries) if geometries is not None else _all_geometries()
         if not geoms:

@@ -40,22 +40,28 @@ CORNER_MM = 15.0
 WINDOW_MM = 2.0
 #: An edge within this (mm) of where a placement puts it agrees with the placement.
 AGREE_MM = 1.5
-#: ... and a move is believed when the edges' median distance from where it puts them is at
-#: most this fraction of their median distance from the printed outline.
-CLEARLY = 0.5
+#: A side counts when this many of its profiles, and this share of them, agree with the move
+#: (the others: pieces, a hand).
+SIDE_PROFILES = 4
+SIDE_AGREE = 0.25
 #: Moves tried through three profiles each.
 TRIES = 80
-#: A move of the outline's corners smaller than this (mm) is the edges' noise.
-MIN_SHIFT_MM = 1.5
-#: The largest move (mm, degrees) believed: beyond it the board is not on its mat.
+#: The largest move (mm, degrees, relative scale) believed: beyond it the board is not on
+#: its mat.
 MAX_SHIFT_MM = 10.0
 MAX_TURN_DEG = 6.0
+MAX_SCALE = 0.01
+#: A move of the outline's corners smaller than this (mm) is within the edges' noise.
+MIN_MOVE_MM = 1.0
 
 
-def rigid(dx: float, dy: float, turn_deg: float, about: np.ndarray) -> np.ndarray:
-    """3x3 matrix of a turn by ``turn_deg`` about ``about`` (x, y mm), then a shift."""
+def rigid(
+    dx: float, dy: float, turn_deg: float, about: np.ndarray, scale: float = 1.0
+) -> np.ndarray:
+    """3x3 matrix of a turn by ``turn_deg`` (and a ``scale``) about ``about`` (x, y mm), then
+    a shift."""
     a = math.radians(turn_deg)
-    c, s = math.cos(a), math.sin(a)
+    c, s = scale * math.cos(a), scale * math.sin(a)
     turn = np.array([[c, -s], [s, c]])
     centre = np.asarray(about, dtype=np.float64)
     offset = centre + np.array([dx, dy]) - turn @ centre
@@ -149,51 +155,80 @@ class BoardPlacement:
         inner = (csum[:, at] - csum[:, at - n]) / n
         outer = (csum[:, at + n] - csum[:, at]) / n
         step = (outer - inner) * self._sign if self._sign else np.abs(outer - inner)
-        strength = step.max(axis=1)
-        # the innermost strong step: outside the board's edge come the mat's printed outline,
-        # the board's shadow, a marker; inside it, only the board's own face
         best = step.argmax(axis=1)
+        rows = np.arange(len(step))
+        strength = step[rows, best]
+        # the peak between samples: a parabola through it and its neighbours
+        left = step[rows, np.maximum(best - 1, 0)]
+        right = step[rows, np.minimum(best + 1, step.shape[1] - 1)]
+        bend = left - 2 * strength + right
+        part = np.where(bend < 0, 0.5 * (left - right) / np.where(bend < 0, bend, -1.0), 0.0)
         noise = np.median(np.abs(np.diff(profiles, axis=1)), axis=1) + 1.0
-        offsets = self._offsets[at - 1] + STEP_MM / 2
-        return np.where(strength >= 6.0 * noise, offsets[best], np.nan)
+        edge = self._offsets[at - 1][best] + (0.5 + np.clip(part, -0.5, 0.5)) * STEP_MM
+        return np.where(strength >= 6.0 * noise, edge, np.nan)
 
     def _fit(
         self, points: np.ndarray, normals: np.ndarray, found: np.ndarray, sides: np.ndarray
     ) -> np.ndarray | None:
-        """The shift (dx, dy) and small turn about the board's middle that move the outline's
-        points ``found`` mm along their normals: the move most profiles agree with (within
-        ``AGREE_MM``; a hand, a piece, a shadow or the printed outline give the others),
-        among the moves through every few profiles, then refined by least squares on them."""
+        """The shift (dx, dy), small turn and scale about the board's middle that move the
+        outline's points ``found`` mm along their normals: the move most profiles agree with
+        (within ``AGREE_MM``; a hand, a piece, a shadow give the others), among the moves
+        through every few profiles, then refined by least squares on them. The scale takes
+        up what the markers' pose gets wrong at the board's size (a lens a little off); it
+        needs three sides in view, a shift and turn two (a hand over the third)."""
         arm = points - self.centre
         perp = np.column_stack([-arm[:, 1], arm[:, 0]])
-        design = np.column_stack([normals, (perp * normals).sum(axis=1)])
-        rng = np.random.default_rng(0)  # the same frame gives the same placement
-        picks = rng.random((TRIES, len(found))).argsort(axis=1)[:, :3]
-        on = sides[picks]
-        spans = (on[:, 0] != on[:, 1]) | (on[:, 0] != on[:, 2])
-        systems = design[picks[spans]]
-        solvable = np.abs(np.linalg.det(systems)) > 1e-9
-        if not solvable.any():
+        design = np.column_stack(
+            [normals, (perp * normals).sum(axis=1), (arm * normals).sum(axis=1)]
+        )
+        for columns, needed in ((4, 3), (3, 2)):
+            fitted = _consensus(design[:, :columns], found, sides, needed)
+            if fitted is not None:
+                break
+        else:
             return None
-        trials = np.linalg.solve(systems[solvable], found[picks[spans][solvable]][..., None])
-        agree = np.abs(trials[..., 0] @ design.T - found) <= AGREE_MM
-        best = agree[int(agree.sum(axis=1).argmax())]
-        coef = trials[int(agree.sum(axis=1).argmax()), :, 0]
-        if coef is None or best.sum() < 4 or len(np.unique(sides[best])) < 2:
-            return None
-        if np.linalg.matrix_rank(design[best], tol=1e-3) < 3:
-            return None
-        coef, *_ = np.linalg.lstsq(design[best], found[best], rcond=None)
-        # the move must explain the edges clearly better than the outline where the mat has
-        # it (a board on its outline is not moved by the edges' noise)
-        moved = float(np.median(np.abs(design @ coef - found)))
-        if moved > CLEARLY * float(np.median(np.abs(found))):
-            return None
-        dx, dy, turn = coef
+        coef = np.zeros(4)
+        coef[: len(fitted)] = fitted
+        dx, dy, turn, grow = coef
         turn_deg = math.degrees(turn)
-        if math.hypot(dx, dy) > MAX_SHIFT_MM or abs(turn_deg) > MAX_TURN_DEG:
+        if (
+            math.hypot(dx, dy) > MAX_SHIFT_MM
+            or abs(turn_deg) > MAX_TURN_DEG
+            or abs(grow) > MAX_SCALE
+        ):
             return None
-        moved_by = rigid(float(dx), float(dy), turn_deg, self.centre)
-        if placement_shift(self, moved_by, np.eye(3)) < MIN_SHIFT_MM:
+        found_move = rigid(float(dx), float(dy), turn_deg, self.centre, 1.0 + float(grow))
+        if placement_shift(self, found_move, np.eye(3)) < MIN_MOVE_MM:
             return None  # within the edges' noise of its outline: it lies on it
-        return moved_by
+        return found_move
+
+
+def _consensus(
+    design: np.ndarray, found: np.ndarray, sides: np.ndarray, needed: int
+) -> np.ndarray | None:
+    """Least squares ``design @ coef = found`` on the largest set of profiles that agree
+    (within ``AGREE_MM``) with a fit through a few of them, when that set covers ``needed``
+    sides with ``SIDE_PROFILES`` profiles each, and on each side it covers agrees with at
+    least ``SIDE_AGREE`` of the side's profiles; None otherwise."""
+    k = design.shape[1]
+    rng = np.random.default_rng(0)  # the same frame gives the same placement
+    picks = rng.random((TRIES, len(found))).argsort(axis=1)[:, :k]
+    on = np.sort(sides[picks], axis=1)
+    spans = (np.diff(on, axis=1) > 0).sum(axis=1) >= needed - 1
+    systems = design[picks[spans]]
+    solvable = np.abs(np.linalg.det(systems)) > 1e-6
+    if not solvable.any():
+        return None
+    trials = np.linalg.solve(systems[solvable], found[picks[spans][solvable]][..., None])
+    agree = np.abs(trials[..., 0] @ design.T - found) <= AGREE_MM
+    best = agree[int(agree.sum(axis=1).argmax())]
+    counts = np.bincount(sides[best], minlength=sides.max() + 1)
+    totals = np.bincount(sides, minlength=sides.max() + 1)
+    covered = (counts >= SIDE_PROFILES) & (counts >= SIDE_AGREE * totals)
+    if covered.sum() < needed:
+        return None
+    use = best & covered[sides]
+    if np.linalg.matrix_rank(design[use], tol=1e-3) < k:
+        return None
+    coef, *_ = np.linalg.lstsq(design[use], found[use], rcond=None)
+    return coef

@@ -1,58 +1,48 @@
-"""Finding where a board lies on its mat from its own edges (vision/placement.py)."""
+"""Finding where a board lies on its mat from its own edges (vision/placement.py): the cells
+must be read where the board put them, whether it lies on its printed corner marks or not."""
 
 import numpy as np
 import pytest
 
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator
-from vision.placement import BoardPlacement, placement_shift, rigid
+from vision.placement import BoardPlacement
 from vision.synth import random_position, render_scene
 
 MAT_GAMES = ("blokus", "blokus-duo", "gobblet", "spectrangle")
+SHIFTS = [(3.0, -2.0, 1.5), (-2.5, 0.0, -1.0), (0.0, 2.5, 0.0)]
 
 
-def _corner_error(game: str, found: np.ndarray | None, shift: tuple) -> float:
-    """How far (mm) ``found`` puts the outline's corners from where the board really is."""
-    finder = BoardPlacement(load_geometry(game))
-    truth = rigid(*shift, finder.centre)
-    return placement_shift(finder, np.eye(3) if found is None else found, truth)
+def _cell_error(scene, find_placement: bool, names=None) -> float:
+    """The largest distance (px) between where the located pose puts the cells' centres on the
+    board's face and where the renderer drew them."""
+    geometry = load_geometry(scene.game)
+    pose = BoardLocator([geometry], find_placement=find_placement).locate(scene.image, 0.0)
+    truth = scene.cell_centers()
+    names = list(truth) if names is None else names
+    mm = np.array([geometry.cell(n).center for n in names])
+    drawn = np.array([truth[n] for n in names])
+    return float(np.linalg.norm(pose.surface().to_image(mm) - drawn, axis=1).max())
 
 
-NOT_YET = pytest.mark.xfail(
-    reason="not met yet: on this Blokus scene the fit is rejected (its edges' residuals are "
-    "too spread), so the board stays on its outline",
-    strict=False,
-)
-CASES = [
-    pytest.param(game, shift, marks=NOT_YET if game == "blokus" and k else ())
-    for game in MAT_GAMES
-    for k, shift in enumerate([(3.0, -2.0, 1.5), (-2.5, 0.0, -1.0), (0.0, 2.5, 0.0)])
-]
-
-
-@pytest.mark.parametrize(("game", "shift"), CASES)
+@pytest.mark.parametrize("game", MAT_GAMES)
+@pytest.mark.parametrize("shift", SHIFTS)
 def test_a_board_off_its_outline_is_found_from_its_edges(game, shift):
     cells = random_position(game, np.random.default_rng(5))
     scene = render_scene(game, cells, 11, hand=False, board_shift=shift)
-    pose = BoardLocator([load_geometry(game)], find_placement=True).locate(scene.image, 0.0)
-    assert pose.placement is not None
-    alone = _corner_error(game, None, shift)  # what the printed outline alone would cost
-    assert alone > 2.0
-    assert _corner_error(game, pose.placement, shift) < 0.5 * alone
-    # the cells are read where the board put them
-    truth = scene.cell_centers()
-    names = list(truth)
-    cells_mm = np.array([load_geometry(game).cell(n).center for n in names])
-    drawn = np.array([truth[n] for n in names])
-    assert np.abs(pose.surface().to_image(cells_mm) - drawn).max() < 4.0
+    alone = _cell_error(scene, False)  # the markers and the printed outline alone
+    assert alone > 4.0
+    placed = _cell_error(scene, True)
+    assert placed < 3.0
+    assert placed < 0.4 * alone
 
 
 @pytest.mark.parametrize("game", MAT_GAMES)
 def test_a_board_on_its_outline_stays_there(game):
     cells = random_position(game, np.random.default_rng(6))
-    scene = render_scene(game, cells, 12, hand=False, board_shift=(0.0, 0.0, 0.0))
-    pose = BoardLocator([load_geometry(game)], find_placement=True).locate(scene.image, 0.0)
-    assert _corner_error(game, pose.placement, (0.0, 0.0, 0.0)) < 1.5
+    for seed in (12, 13):
+        scene = render_scene(game, cells, seed, hand=False, board_shift=(0.0, 0.0, 0.0))
+        assert _cell_error(scene, True) < max(2.5, _cell_error(scene, False) + 0.5)
 
 
 def test_a_hand_over_an_edge_does_not_move_the_board():
@@ -60,18 +50,19 @@ def test_a_hand_over_an_edge_does_not_move_the_board():
     cells = random_position(game, np.random.default_rng(8))
     for seed in (3, 4, 5):
         scene = render_scene(game, cells, seed, hand=True, board_shift=shift)
-        pose = BoardLocator([load_geometry(game)], find_placement=True).locate(scene.image, 0.0)
-        assert _corner_error(game, pose.placement, shift) < 2.0, seed
+        visible = [n for n in scene.cells if n not in scene.hidden]
+        assert _cell_error(scene, True, visible) < 4.0, seed
 
 
 def test_a_still_board_keeps_its_placement_frame_to_frame():
     game = "gobblet"
     scene = render_scene(game, {}, 4, hand=False, board_shift=(2.0, -1.0, 0.8))
     locator = BoardLocator([load_geometry(game)], find_placement=True)
-    first = locator.locate(scene.image, 0.0)
-    for k in range(1, 5):
-        pose = locator.locate(scene.image, 0.1 * k)
-        assert pose.placement is first.placement  # the same object: byte-identical warps
+    # the first fits also estimate the lens, which moves the pose a little
+    poses = [locator.locate(scene.image, 0.1 * k) for k in range(8)]
+    settled = poses[BoardLocator.CALIBRATION_FITS :]
+    assert settled[0].placement is not None
+    assert all(p.placement is settled[0].placement for p in settled)  # byte-identical warps
 
 
 def test_an_upright_board_carries_its_markers_and_needs_no_placement():
@@ -85,12 +76,12 @@ def test_placement_is_applied_above_the_mat_only():
     geometry = load_geometry("blokus")
     scene = render_scene("blokus", {}, 9, hand=False, board_shift=(3.0, 0.0, 0.0))
     pose = BoardLocator([geometry], find_placement=True).locate(scene.image, 0.0)
+    assert pose.placement is not None
     marker = np.array([geometry.markers[0].center])
     # the mat (markers) is where it is printed; the board's face moved 3 mm to the right
     assert np.allclose(pose.to_image(marker), pose.lifted(0.0).to_image(marker))
-    mm = pose.surface().to_board(pose.lifted(5.0).to_image(np.array([[184.0, 184.0]])))
-    assert np.allclose(mm, [[184.0, 184.0]])
-    moved = np.linalg.norm(
-        pose.surface().to_image([[184.0, 184.0]]) - pose.to_image([[184.0, 184.0]])
-    )
-    assert moved > 2.0
+    centre = np.array([[184.0, 184.0]])
+    on_face = pose.surface().to_image(centre)
+    assert np.allclose(pose.surface().to_board(on_face), centre)
+    assert np.linalg.norm(on_face - pose.lifted(5.0 - 1e-9).to_image(centre)) < 1e-3
+    assert np.linalg.norm(on_face - pose.to_image(centre)) > 2.0

@@ -19,14 +19,12 @@ from vision.readers.common import (
     Region,
     bounded,
     chroma,
-    find_occlusion,
     grid_neighbours,
     grow_region,
     observation,
     polygon_grid,
     ring,
     sample_image,
-    skin_likelihood,
     softmax,
 )
 from vision.synth import render_scene
@@ -129,15 +127,6 @@ def test_normalised_colours_do_not_change_with_the_light(mat_scene):
 
 
 # --------------------------------------------------------------------------- colour features
-SKIN = np.array([(185, 205, 240), (130, 165, 215), (80, 110, 160), (55, 80, 125)]) / 255
-OTHER = np.array([(200, 202, 203), (150, 70, 30), (176, 63, 123), (60, 120, 60), (40, 40, 40)])
-
-
-def test_skin_tones_look_like_skin_and_other_colours_do_not():
-    assert np.all(skin_likelihood(SKIN) > 0.5)
-    assert np.all(skin_likelihood(OTHER / 255) < 0.1)
-
-
 def test_chroma_ignores_shadows_and_is_zero_for_greys():
     colours = np.array([[0.2, 0.4, 0.8], [0.5, 0.5, 0.5]])
     np.testing.assert_allclose(chroma(colours), chroma(0.4 * colours))
@@ -193,21 +182,6 @@ def test_grid_neighbours_are_the_eight_around():
     _, nbrs = _grid()
     assert len(nbrs["b2"]) == 8
     assert sorted(nbrs["a1"]) == ["a2", "b1", "b2"]
-
-
-def test_a_hand_grows_through_partly_covered_neighbours_only():
-    names, nbrs = _grid()
-    foreign = np.zeros(len(names))
-    share = {"a1": 0.6, "b1": 0.1, "c1": 0.1, "d4": 0.05}
-    for name, value in share.items():
-        foreign[names.index(name)] = value
-    occ = find_occlusion(names, foreign, neighbours=nbrs)
-    assert occ.hidden == {"a1", "b1", "c1"}
-    assert occ.occluded
-    calm = find_occlusion(names, np.where(foreign > 0.2, 0.0, foreign), neighbours=nbrs)
-    assert not calm.hidden and not calm.occluded
-    edge = find_occlusion(names, np.zeros(len(names)), margin_foreign=0.2)
-    assert edge.occluded and not edge.hidden
 
 
 def test_grow_region_follows_only_the_allowed_cells():

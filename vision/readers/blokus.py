@@ -115,9 +115,8 @@ class BlokusReader(Reader):
     GLARE = 0.8
     #: Share of an empty square's points in a piece's full colour that makes it doubtful.
     TRACE = 0.05
-    #: An empty square this much lighter than the typical empty one is doubtful (the board's
-    #: reflectance is the same everywhere; pale skin and glare are lighter).
-    BRIGHT = 1.2
+    #: How far (relative) a frame tile's white balance may stray from the other tiles'.
+    GAIN_SPREAD = 0.04
     #: An empty square darker than this fraction of the typical empty one is doubtful (a
     #: shadow dims the board less; a dark sleeve or dark skin has the board's lack of hue).
     DARK = 0.5
@@ -227,8 +226,9 @@ class BlokusReader(Reader):
         partly foreign, poorly explained, an orange piece read only from its glare-faded
         colour (pale skin looks like that; a glare spot alone touches no covered square), an
         empty square none of whose grid lines shows (a hand of the board's colour), or one
-        with a trace of a piece's full colour or lighter than the empty board (a piece peeping
-        out from under a pale fingertip). What the hidden squares enclose is hidden too."""
+        with a trace of a piece's full colour (a piece peeping out from under a pale fingertip)
+        or darker than half the typical empty square (a dark sleeve, dark skin). What the
+        hidden squares enclose is hidden too."""
         names = self.samples.names
         scores, foreign, solid = evidence.scores, evidence.foreign, evidence.solid
         best = scores.max(axis=1)
@@ -339,8 +339,13 @@ class BlokusReader(Reader):
             return np.ones((len(self.samples.names), 3))
         gains = self.board / np.maximum(sums[good] / counts[good][:, None], 1e-3)
         gains /= gains.mean(axis=1, keepdims=True)
-        weights = self._tile_weights[:, good]
-        return weights @ gains / weights.sum(axis=1, keepdims=True)
+        # the light's colour changes slowly across the board: a tile whose gains stand out
+        # from the others' is not the board (pale skin or a grey sleeve over the frame) and
+        # would make what covers the squares beside it look grey
+        off = np.abs(gains - np.median(gains, axis=0)).max(axis=1)
+        usual = off <= max(self.GAIN_SPREAD, 3.0 * 1.4826 * float(np.median(off)))
+        weights = self._tile_weights[:, good][:, usual]
+        return weights @ gains[usual] / weights.sum(axis=1, keepdims=True)
 
     def _scores(self, refl: np.ndarray, tol: np.ndarray) -> Evidence:
         """How well each class explains each square (G x classes, 0..1), and the share of

@@ -401,20 +401,6 @@ def lightness(reflectance: np.ndarray) -> np.ndarray:
     return np.asarray(reflectance, dtype=np.float64).mean(axis=1)
 
 
-def skin_likelihood(reflectance: np.ndarray) -> np.ndarray:
-    """How skin-like (0..1) each colour (Nx3 reflectance) is: skin of every tone has
-    red > green > blue with a moderate saturation, in normalised rgb ``r`` 0.37-0.55 and
-    ``g`` 0.27-0.37 (the classic skin locus); a soft score, not a decision, that falls off
-    quickly outside the locus (a grey, ``r`` = 1/3, scores nearly 0)."""
-    rgb = np.maximum(np.asarray(reflectance, dtype=np.float64), 1e-3)
-    total = rgb.sum(axis=1)
-    r, g = rgb[:, 2] / total, rgb[:, 1] / total
-    order = (rgb[:, 2] > rgb[:, 1]) & (rgb[:, 1] > rgb[:, 0])
-    dr = np.clip(np.abs(r - 0.46) - 0.09, 0.0, None) / 0.015
-    dg = np.clip(np.abs(g - 0.32) - 0.05, 0.0, None) / 0.015
-    return np.where(order, np.exp(-(dr * dr + dg * dg)), 0.0)
-
-
 # --------------------------------------------------------------------------- class models
 class GaussianClasses:
     """One Gaussian per class over a feature vector, learned from labelled samples.
@@ -522,51 +508,6 @@ def observation(
 
 
 # --------------------------------------------------------------------------- occlusion
-def markers_hidden(pose: BoardPose) -> tuple[int, ...]:
-    """Markers seen steadily before but missing now (something over the mat's edge?)."""
-    return pose.markers_missing
-
-
-@dataclass(frozen=True)
-class Occlusion:
-    """What a single frame says about things over the board: ``hidden`` cells (to leave out)
-    and whether anything at all is over the board (``occluded``)."""
-
-    hidden: frozenset[str]
-    occluded: bool
-
-
-def find_occlusion(
-    names: Sequence[str],
-    foreign: np.ndarray,
-    *,
-    neighbours: Mapping[str, Sequence[str]] | None = None,
-    hide_at: float = 0.25,
-    grow_at: float = 0.08,
-    margin_foreign: float = 0.0,
-    margin_at: float = 0.05,
-) -> Occlusion:
-    """Hidden cells from each cell's share of ``foreign`` sample points (N, in ``names``
-    order: points that fit none of the cell's possible looks, or look like skin).
-
-    A cell is hidden when at least ``hide_at`` of it is foreign; a hand is one blob, so a
-    neighbour of a hidden cell with at least ``grow_at`` foreign is hidden too (repeatedly).
-    ``margin_foreign`` is the foreign share of the board's frame around the cells: above
-    ``margin_at`` the board is occluded even if no cell is hidden (an arm over the edge).
-    """
-    share = dict(zip(names, np.asarray(foreign, dtype=np.float64), strict=True))
-    hidden = {n for n, s in share.items() if s >= hide_at}
-    if neighbours is not None:
-        todo = list(hidden)
-        while todo:
-            for m in neighbours.get(todo.pop(), ()):
-                if m not in hidden and share.get(m, 0.0) >= grow_at:
-                    hidden.add(m)
-                    todo.append(m)
-    occluded = bool(hidden) or margin_foreign >= margin_at
-    return Occlusion(frozenset(hidden), occluded)
-
-
 def grow_region(
     seeds: Iterable[str], through: Collection[str], neighbours: Mapping[str, Sequence[str]]
 ) -> frozenset[str]:
