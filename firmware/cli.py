@@ -94,7 +94,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
                     f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
                     f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
-                    f"not found {r.not_found}",
+                    f"not found {r.not_found}  cells placed within {r.locate_px:.2f} px "
+                    f"(p90 {r.locate_px_p90:.2f})",
                     flush=True,
                 )
         if args.json:

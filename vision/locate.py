@@ -566,6 +566,8 @@ class BoardLocator:
         }
         self._placements = {g.game: BoardPlacement(g) for g in geoms} if find_placement else {}
         self._pose: BoardPose | None = None
+        #: a placement seen once, waiting for the next frame to confirm it
+        self._candidate: np.ndarray | None = None
         self._module_px = 0.0
         self._hits: dict[int, int] = {}
         self._last_seen: dict[int, float] = {}
@@ -583,6 +585,7 @@ class BoardLocator:
     def reset(self) -> None:
         """Forget the tracked board (e.g. a new game is set up)."""
         self._pose = None
+        self._candidate = None
         self._hits.clear()
         self._last_seen.clear()
 
@@ -719,9 +722,11 @@ class BoardLocator:
     def _placement(
         self, frame: np.ndarray, pose: BoardPose, prior: BoardPose | None
     ) -> np.ndarray | None:
-        """Where the board lies on its mat in ``frame``: found from its edges, or the prior's
-        when they say nothing this frame (a hand over them) or barely differ from it (so that a
-        still board keeps byte-identical images)."""
+        """Where the board lies on its mat in ``frame`` (None: on its outline). While a board
+        is tracked, the prior's placement is kept when the edges say nothing this frame (a
+        hand over them) or barely differ from it (so that a still board keeps byte-identical
+        images), and while the markers hold still a new one is taken only once two frames in a
+        row agree on it (one frame's misreading of its edges does not move the board)."""
         finder = self._placements.get(pose.game)
         if finder is None:
             return None
@@ -729,9 +734,18 @@ class BoardLocator:
         kept = prior.placement if prior is not None else None
         if found is None:
             return kept
-        if kept is not None and placement_shift(finder, found, kept) < self.PLACEMENT_DEADBAND_MM:
+        deadband = self.PLACEMENT_DEADBAND_MM
+        if placement_shift(finder, found, np.eye(3) if kept is None else kept) < deadband:
+            self._candidate = None
             return kept
-        return found
+        steady = prior is not None and pose.shift(prior) < self.deadband_px
+        if steady and (
+            self._candidate is None or placement_shift(finder, found, self._candidate) >= deadband
+        ):
+            self._candidate = found
+            return kept
+        self._candidate = None
+        return None if placement_shift(finder, found, np.eye(3)) < deadband else found
 
     def _calibrate(
         self,

@@ -115,8 +115,9 @@ class BoardPlacement:
         self._sign = 1.0 if board_grey < 0.85 * 255 else 0.0
 
     def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:
-        """The board -> mat matrix in ``frame`` seen through ``pose`` (a mat pose), or None
-        when the board's edges do not say (too few found, or disagreeing)."""
+        """The board -> mat matrix in ``frame`` seen through ``pose`` (a mat pose): the
+        identity when the board lies on its outline (within the edges' noise), None when the
+        board's edges do not say (too few found, or disagreeing)."""
         if not self.enabled or len(self._points) == 0:
             return None
         pose = replace(pose, placement=None)  # the outline is where the mat has it
@@ -199,7 +200,7 @@ class BoardPlacement:
             return None
         found_move = rigid(float(dx), float(dy), turn_deg, self.centre, 1.0 + float(grow))
         if placement_shift(self, found_move, np.eye(3)) < MIN_MOVE_MM:
-            return None  # within the edges' noise of its outline: it lies on it
+            return np.eye(3)  # within the edges' noise of its outline: it lies on it
         return found_move
 
 

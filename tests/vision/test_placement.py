@@ -85,3 +85,18 @@ def test_placement_is_applied_above_the_mat_only():
     assert np.allclose(pose.surface().to_board(on_face), centre)
     assert np.linalg.norm(on_face - pose.lifted(5.0 - 1e-9).to_image(centre)) < 1e-3
     assert np.linalg.norm(on_face - pose.to_image(centre)) > 2.0
+
+
+def test_a_nudged_board_is_followed_after_two_frames_agree():
+    game = "gobblet"
+    geometry = load_geometry(game)
+    off = render_scene(game, {}, 4, hand=False, board_shift=(3.0, -2.0, 1.0)).image
+    on = render_scene(game, {}, 4, hand=False, board_shift=(0.0, 0.0, 0.0)).image
+    locator = BoardLocator([geometry], find_placement=True)
+    for k in range(5):
+        first = locator.locate(off, 0.1 * k)
+    assert first.placement is not None
+    # the board is pushed back onto its corner marks: one frame is not enough to believe it
+    assert locator.locate(on, 0.5).placement is first.placement
+    assert locator.locate(on, 0.6).placement is None
+    assert locator.locate(on, 0.7).placement is None
