@@ -168,3 +168,13 @@ def _check_camera(config: Config, say: Callable[[bool, str], None]) -> None:
             f"markers: {pose.game} mat, {seen} of {total} markers seen, "
             f"fit error {pose.reprojection_error:.2f} px",
         )
+        from vision.placement import BoardPlacement, board_offset
+
+        finder = BoardPlacement(pose.geometry)
+        if finder.enabled:
+            mm, deg = board_offset(finder, pose.placement)
+            say(
+                mm <= 5.0 and abs(deg) <= 3.0,
+                f"board: {mm:.1f} mm and {deg:+.1f} degrees off its corner marks"
+                + (" (read where it lies; nudge it onto the marks)" if mm > 5.0 else ""),
+            )

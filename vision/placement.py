@@ -74,6 +74,16 @@ def placement_shift(finder: BoardPlacement, a: np.ndarray, b: np.ndarray) -> flo
     return float(np.linalg.norm((corners @ a.T - corners @ b.T)[:, :2], axis=1).max())
 
 
+def board_offset(finder: BoardPlacement, placement: np.ndarray | None) -> tuple[float, float]:
+    """How far (mm) the board's middle lies from where its outline has it, and by how many
+    degrees it is turned (0, 0 on its outline), for the set-up checks."""
+    if placement is None:
+        return 0.0, 0.0
+    moved = placement @ np.array([*finder.centre, 1.0])
+    turn = math.degrees(math.atan2(placement[1, 0], placement[0, 0]))
+    return float(np.linalg.norm(moved[:2] - finder.centre)), turn
+
+
 class BoardPlacement:
     """Finds a board's place on its mat from the board's outline edges (see the module)."""
 

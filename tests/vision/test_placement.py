@@ -6,7 +6,7 @@ import pytest
 
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator
-from vision.placement import BoardPlacement
+from vision.placement import BoardPlacement, board_offset, rigid
 from vision.synth import random_position, render_scene
 
 MAT_GAMES = ("blokus", "blokus-duo", "gobblet", "spectrangle")
@@ -100,3 +100,11 @@ def test_a_nudged_board_is_followed_after_two_frames_agree():
     assert locator.locate(on, 0.5).placement is first.placement
     assert locator.locate(on, 0.6).placement is None
     assert locator.locate(on, 0.7).placement is None
+
+
+def test_the_board_offset_is_told_in_mm_and_degrees():
+    finder = BoardPlacement(load_geometry("blokus"))
+    assert board_offset(finder, None) == (0.0, 0.0)
+    mm, deg = board_offset(finder, rigid(3.0, -4.0, 2.0, finder.centre))
+    assert mm == pytest.approx(5.0)
+    assert deg == pytest.approx(2.0)
