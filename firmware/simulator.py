@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine import Event
-from vision.synth import render_scene
+from vision.synth import random_board_shift, render_scene
 
 from .actions import Action, MenuItem
 from .camera import Camera
@@ -34,7 +34,8 @@ class Beat:
 
 
 class SimulatedTable(Camera):
-    """Frames of a scripted game, rendered with one camera pose per game (``seed``)."""
+    """Frames of a scripted game, rendered with one camera pose per game (``seed``) and the
+    board laid a few mm off its corner marks, as players put it down."""
 
     name = "simulated table"
 
@@ -52,6 +53,8 @@ class SimulatedTable(Camera):
         self.seed = seed
         self.fps = fps
         self.size = size
+        #: the players put the board down by hand, a little off its corner marks
+        self._board_shift = random_board_shift(seed, script.game)
         self.beats: list[Beat] = []
         self._index = 0
         self._beat = 0
@@ -124,7 +127,14 @@ class SimulatedTable(Camera):
         key = (tuple(sorted((k, _key(v)) for k, v in cells.items())), hand)
         frame = self._cache.get(key)
         if frame is None:
-            scene = render_scene(self.script.game, cells, self.seed, size=self.size, hand=hand)
+            scene = render_scene(
+                self.script.game,
+                cells,
+                self.seed,
+                size=self.size,
+                hand=hand,
+                board_shift=self._board_shift,
+            )
             frame = self._cache[key] = scene.image
             if len(self._cache) > 8:
                 self._cache.pop(next(iter(self._cache)))
