@@ -5,7 +5,8 @@ of the token faces (``pieces.thickness`` in front of the board's face), plus a r
 board's face around it; the board's frame around the holes is sampled too (hands, sleeves).
 Colours become reflectances against the mat's paper and marker black (:class:`MatReference`).
 Each point is then judged against its own token's face (the median of the hole's outer
-annulus): darker (black ink), lighter (white ink), in the red's hue, or bare face.
+annulus, tilted by the light's slope across the token): darker (black ink), lighter (white
+ink), in the red's hue, or bare face.
 
 The pose can be a few millimetres off (lens distortion) and tokens sit loosely: a first pass
 finds the centre of every plain black or white motif and the grids are sampled again there.
@@ -71,6 +72,11 @@ MAX_SHIFT_MM = 4.0
 #: uniform over its range (presence in log units, shares, the square-ness in mm).
 VAGUE = 1.0
 RANGES = np.array([4.0, 1.0, 1.0, 1.0, 2.0])
+#: Fits of the light's slope across a token's face, how strongly it is held to 0 (in face
+#: points at 1 mm from the centre) and the most it changes the log lightness up to the edge.
+FACE_PASSES = 2
+RIDGE = 100.0
+MAX_TILT = 0.3
 
 
 #: Spread of every feature per motif shape: the blob's reach says nothing (it has no shape), a
@@ -117,6 +123,7 @@ class GobsmackedReader(Reader):
         self.radii = np.arange(STEP_MM / 2, self.radius - 0.8, STEP_MM)
         self.angles = np.arange(ANGLES) * 2 * math.pi / ANGLES
         grid = _polar(self.radii, self.angles)
+        self.grid = grid
         self.zones = self._zones()
         self.faces = PointSet.from_groups(
             [c + grid for c in centres], float(spec.get("thickness", 0.0))
@@ -257,14 +264,15 @@ class GobsmackedReader(Reader):
         board's chroma, the share of foreign points (G); without it, no red points either."""
         g = len(self.names)
         light = np.maximum(faces.mean(axis=1), 1e-3).reshape(g, -1)
-        face_light = np.median(light[:, self.zones["annulus"]], axis=1)
-        presence = np.log(face_light / np.maximum(ring_light, 1e-3))
-        q = np.log(light / face_light[:, None])
         look = self.ref_look
-        dark = q < 0.5 * math.log(look.black / look.face)
+        low, high = 0.5 * math.log(look.black / look.face), 0.5 * math.log(look.white / look.face)
+        log_face = self._face_field(np.log(light), low, high)
+        presence = log_face.mean(axis=1) - np.log(np.maximum(ring_light, 1e-3))
+        q = np.log(light) - log_face
+        dark = q < low
         kinds = np.full(light.shape, FACE)
         kinds[dark] = DARK
-        kinds[q > 0.5 * math.log(look.white / look.face)] = LIGHT
+        kinds[q > high] = LIGHT
         if board_chroma is None:  # enough to find the plain motifs' centres
             return kinds, presence, None
         c = chroma(faces).reshape(g, -1, 2)
@@ -274,6 +282,32 @@ class GobsmackedReader(Reader):
         reddish = (along >= 0.1) & across  # a blurred red edge keeps the red's hue
         foreign = _foreign(c, light, board_chroma, steady) & ~reddish
         return kinds, presence, foreign.mean(axis=1)
+
+    def _face_field(self, log_light: np.ndarray, low: float, high: float) -> np.ndarray:
+        """Log lightness (G x R*A) of every hole's bare token face under its light: the outer
+        annulus's median at the centre, tilted by the slope of the annulus's face points (a
+        light falling off across the token, a shadow's soft edge), refitted each pass to the
+        points within half of ``low`` .. ``high`` of the last fit and not next to a point
+        outside them (a motif's blurred edge); at most ``MAX_TILT`` from the centre to the
+        token's edge. A shadow scales the face and its motif alike: ink stays ink."""
+        ring = self.zones["annulus"]
+        xy = self.grid[ring]
+        values = log_light[:, ring]
+        level = np.median(values, axis=1)
+        slope = np.zeros((len(level), 2))
+        for _ in range(FACE_PASSES):
+            q = values - level[:, None] - slope @ xy.T
+            face = ((q > 0.5 * low) & (q < 0.5 * high)).reshape(len(q), -1, ANGLES)
+            # not next to ink either: a blurred motif's edge is neither face nor ink
+            face &= np.roll(face, 1, axis=2) & np.roll(face, -1, axis=2)
+            face &= face.all(axis=1, keepdims=True)
+            w = face.reshape(len(q), -1).astype(np.float64)
+            normal = np.einsum("gn,ni,nj->gij", w, xy, xy) + RIDGE * np.eye(2)
+            rhs = np.einsum("gn,ni,gn->gi", w, xy, values - level[:, None])
+            fit = np.linalg.solve(normal, rhs[..., None])[..., 0]
+            tilt = np.linalg.norm(fit, axis=1) * self.radius
+            slope = fit * np.minimum(1.0, MAX_TILT / np.maximum(tilt, 1e-9))[:, None]
+        return level[:, None] + slope @ self.grid.T
 
     def _recentre(self, kinds: np.ndarray, presence: np.ndarray) -> np.ndarray:
         """How far (G x 2 mm) each token's motif centre lies from where it was sampled: the
@@ -370,6 +404,10 @@ class GobsmackedReader(Reader):
         misfits = misfit >= self.misfit_at
         seeds = covered | touched | (misfits if on_board or covered.any() else False)
         doubtful = (meas.foreign >= self.foreign_at / 3) | (misfit >= self.misfit_at)
+        # next to a hidden hole, a token with the hand right around it or with more than half
+        # of its bare rim gone (no motif reaches that far) may be under a finger its colours
+        # cannot tell (a pale one on a grey face)
+        doubtful |= token & ((meas.ring_foreign >= 0.35) | (meas.rim < 0.5))
         names = np.asarray(self.names)
         hidden = grow_region(names[seeds], set(names[doubtful]), self.neighbours)
         occluded = bool(hidden) or on_board
