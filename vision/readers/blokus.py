@@ -52,7 +52,7 @@ from .common import (
 #: The contents of a square, in the order of the probabilities.
 CLASSES: tuple[Content, ...] = (None, "orange", "violet")
 PIECES = ("orange", "violet")
-#: A sensor level at which a channel is saturated (in the 2x2-averaged crop).
+#: A sensor level at which a channel is saturated (in the frame or its 2x2-averaged crop).
 SATURATED = 250
 #: Weights of a colour's three channels in its lightness (their mean).
 THIRDS = np.full(3, 1.0 / 3.0)
@@ -91,6 +91,13 @@ class Evidence(NamedTuple):
     trace: np.ndarray
     #: median lightness of the square's points (reflectance)
     light: np.ndarray
+
+
+class BoardLevel(NamedTuple):
+    """The empty board's colour per square (G x 3, camera units) and the print's black (3)."""
+
+    board: np.ndarray
+    black: np.ndarray
 
 
 class BlokusReader(Reader):
@@ -151,6 +158,8 @@ class BlokusReader(Reader):
         #: (a quarter of the contrast the geometry's colours give)
         grid = hex_bgr(look.get("grid", "#ffffff")) / 255.0
         self.line_contrast = 0.25 * abs(float(grid.mean() / self.board.mean()) - 1.0)
+        #: the board's colour (per channel, relative to its own) halfway to the grid lines'
+        self.glare_rise = 0.5 * (1.0 + grid / np.maximum(self.board, 1e-3))
         nominal = np.vstack([hex_bgr(look["pieces"][p]) / 255.0 for p in PIECES])
         #: each piece colour's chroma relative to the board's grey (learned by calibrate)
         self.colours = chroma_of(nominal) - self.grey
@@ -201,22 +210,30 @@ class BlokusReader(Reader):
             occluded=bool(hidden) or bool(np.any(margin >= 0.5)),
         )
 
-    def _lined(self, frame: np.ndarray, pose: BoardPose, level: np.ndarray) -> np.ndarray:
-        """Per square, whether the grid line along at least one of its sides is in view
-        (lighter than the board on both sides of it): an empty square shows its lines, a
+    def _lined(self, frame: np.ndarray, pose: BoardPose, level: BoardLevel) -> np.ndarray:
+        """Per square and side, whether the grid line along it is in view (lighter than the
+        board on both sides of it) or cannot be (glare): an empty square shows its lines, a
         hand or a sleeve of the board's own colour does not. The line is looked for a little
         either side of where the pose puts it (lens distortion, a pose a pixel off)."""
-        grey = sample_image(frame, self.lines.image_points(pose)).reshape(-1, 3) @ THIRDS
-        rows = row_quantile(grey.reshape(-1, LINE_POINTS), 0.5).reshape(-1, len(LINE_OFFSETS))
-        beside = 0.5 * (rows[:, 0] + rows[:, -1])
-        rise = (rows[:, 1:-1].max(axis=1) - beside).reshape(len(self.samples.names), 4)
+        g, k = len(self.samples.names), len(LINE_OFFSETS)
+        colours = sample_image(frame, self.lines.image_points(pose)).reshape(g, 4, k, -1, 3)
+        grey = row_quantile((colours @ THIRDS).reshape(-1, LINE_POINTS), 0.5).reshape(g, 4, k)
+        rise = grey[:, :, 1:-1].max(axis=2) - 0.5 * (grey[:, :, 0] + grey[:, :, -1])
+        # glare that saturates a channel of the board beside a line and lifts its other
+        # channels past halfway to the lines' colour leaves a line nothing to rise above:
+        # there the lines cannot be seen, which says nothing of a hand (pale skin saturating
+        # its red keeps its blue well below that)
+        sides = colours[:, :, [0, -1]].transpose(0, 1, 2, 4, 3).reshape(-1, LINE_POINTS)
+        beside = row_quantile(sides, 0.5).reshape(g, 4, 2, 3).min(axis=2)
+        glare = level.black + (level.board - level.black)[:, None] * self.glare_rise
+        blind = (beside.max(axis=2) >= SATURATED) & (beside >= glare).all(axis=2)
         # a line is as much lighter as the board is light where it lies, which the board's
         # frame nearby shows: a dark sleeve's noise is no line, however faint the sleeve
-        expected = self.line_contrast * level[:, None]
+        expected = self.line_contrast * (level.board @ THIRDS)[:, None]
         # a washed-out or blurred frame shows every line fainter: compare with this frame's
         # typical square, most of which are in view
         typical = max(float(np.median(rise.max(axis=1))), 0.0)
-        return rise >= np.minimum(expected, 0.3 * typical)
+        return blind | (rise >= np.minimum(expected, 0.3 * typical))
 
     def _hidden(self, evidence: Evidence, tiles: np.ndarray, lined: np.ndarray) -> frozenset[str]:
         """Squares under a hand or an object.
@@ -277,12 +294,12 @@ class BlokusReader(Reader):
 
     def _measure(
         self, frame: np.ndarray, pose: BoardPose
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, BoardLevel]:
         """Every sample point's reflectance (N x 3), colour-balanced on the board's frame, and
         the chroma distance within which it is board-like (N: 0.12, or 4 noise spreads at its
         lightness; any distance for a point the camera saturated, whose colour is lost); per
         tile of the board's frame, its share of points that are not board-like (something
-        over the board's edge); and per square, the grey level (camera units) the empty board
+        over the board's edge); and per square, the colour (camera units) the empty board
         has there: the frame's board-like tiles, carried over by the mat's light field."""
         ref = self.mat.measure(frame, pose)
         points, margin = self.samples.points, self.margin
@@ -293,7 +310,8 @@ class BlokusReader(Reader):
         cells = ref.normalise(raw_cells, self._centres, points.owner)
         rim = ref.normalise(raw_rim, margin.centres, margin.owner)
         balance = self._balance(rim)
-        cells, rim = cells * balance[points.owner], rim * balance[margin.owner]
+        cells = cells * balance[points.owner]
+        rim = self._unclip(rim * balance[margin.owner], raw_rim)
         d, light = opponent(rim)
         # pixel noise: spread of differences between neighbouring points (the light's slow
         # changes across the board cancel out)
@@ -312,18 +330,36 @@ class BlokusReader(Reader):
         covered = margin.group_mean(rim_foreign)
         return cells, tol, covered, self._board_level(ref, margin.group_median(raw_rim), covered)
 
-    def _board_level(self, ref: Reference, rim: np.ndarray, covered: np.ndarray) -> np.ndarray:
-        """Per square, the empty board's grey level (camera units) there: the board's frame
-        tiles (their median BGR ``rim``) that nothing covers give the board's reflectance
-        against the paper, and the mat's light field carries it to every square (the
-        geometry's nominal board colour when no tile is free)."""
+    def _board_level(self, ref: Reference, rim: np.ndarray, covered: np.ndarray) -> BoardLevel:
+        """Per square, the empty board's BGR (camera units) there: the board's frame tiles
+        (their median BGR ``rim``) that nothing covers give the board's reflectance against
+        the paper, and the mat's light field carries it to every square (the geometry's
+        nominal board colour when no tile is free)."""
         black = float(ref.black.mean())
         free = covered < 0.5
         ratio = float(self.board.mean())
         if free.any():
             paper = (ref.white_at(self.margin.centres[free]) - ref.black).mean(axis=1)
             ratio = float(np.median((rim[free].mean(axis=1) - black) / np.maximum(paper, 1.0)))
-        return black + ratio * (ref.white_at(self._centres) - ref.black).mean(axis=1)
+        return BoardLevel(ref.black + ratio * (ref.white_at(self._centres) - ref.black), ref.black)
+
+    def _unclip(self, refl: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        """``refl`` (N x 3, balanced) with every channel the camera saturated replaced by what
+        the board's grey would give it beside the point's other channels: a saturated channel
+        is not measured (nor is the paper's white in it, if that saturates too), so a bright
+        board saturating one channel stays grey, and a colour is told by its other channels
+        (skin's blue below its green)."""
+        saturated = _saturated(raw)
+        partly = saturated.any(axis=1) & ~saturated.all(axis=1)
+        if not partly.any():
+            return refl
+        fair = ~saturated[partly]
+        ratio = refl[partly] / np.maximum(self.board, 1e-3)
+        level = (ratio * fair).sum(axis=1) / fair.sum(axis=1)
+        grey = level[:, None] * self.board
+        out = refl.copy()
+        out[partly] = np.where(saturated[partly], grey, refl[partly])
+        return out
 
     def _balance(self, rim: np.ndarray) -> np.ndarray:
         """Per square (G x 3), the channel gains that make the board's frame grey near it:
@@ -423,6 +459,11 @@ class BlokusReader(Reader):
             strong = rel[t >= max(0.5, float(np.percentile(t, 70)))]
             if len(strong) >= 8:
                 self.colours[k] = 0.5 * self.colours[k] + 0.5 * np.median(strong, axis=0)
+
+
+def _saturated(colours: np.ndarray) -> np.ndarray:
+    """Per point and channel (N x 3), whether the camera saturated it."""
+    return np.asarray(colours).reshape(-1, 3) >= SATURATED
 
 
 def _clipped(colours: np.ndarray) -> np.ndarray:
