@@ -25,6 +25,14 @@ class GeometryError(ValueError):
     """A geometry file that is missing or malformed; the message says which and why."""
 
 
+def hex_bgr(colour: str) -> np.ndarray:
+    """``"#rrggbb"`` (sRGB, as the geometry files' ``look`` gives colours) -> BGR float array
+    in 0..255."""
+    value = colour.lstrip("#")
+    r, g, b = (int(value[i : i + 2], 16) for i in (0, 2, 4))
+    return np.array([b, g, r], dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class Marker:
     """One ArUco marker printed on the mat or stuck on the board."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
-from .geometry import BoardGeometry
+from .geometry import BoardGeometry, hex_bgr
 
 if TYPE_CHECKING:
     from .locate import BoardPose
@@ -68,6 +68,12 @@ def rigid(
     return np.array([[c, -s, offset[0]], [s, c, offset[1]], [0.0, 0.0, 1.0]])
 
 
+def board_centre(geometry: BoardGeometry) -> np.ndarray:
+    """The middle of the board's outline (mm), about which a misplaced board is turned."""
+    outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64).reshape(-1, 2)
+    return (outline.min(axis=0) + outline.max(axis=0)) / 2
+
+
 def placement_shift(finder: BoardPlacement, a: np.ndarray, b: np.ndarray) -> float:
     """How far (mm) two placements put the board's outline corners apart, at the most."""
     corners = np.column_stack([finder.outline, np.ones(len(finder.outline))])
@@ -94,7 +100,7 @@ class BoardPlacement:
         self.outline = outline
         #: no outline, or markers on the board itself (an upright board): nothing to find
         self.enabled = len(outline) >= 3 and geometry.extra.get("orientation") != "upright"
-        self.centre = (outline.min(axis=0) + outline.max(axis=0)) / 2 if len(outline) else None
+        self.centre = board_centre(geometry) if len(outline) else None
         offsets = np.arange(-REACH_MM, REACH_MM + STEP_MM / 2, STEP_MM)
         self._offsets = offsets
         points, normals, sides = [], [], []
@@ -120,8 +126,7 @@ class BoardPlacement:
         self._window = max(round(WINDOW_MM / STEP_MM), 1)
         #: which way the step from the board's face to the mat's paper goes (+1: the paper is
         #: lighter, as it is next to any board but a white one; 0: either way)
-        colour = str(geometry.extra.get("look", {}).get("board", "#808080")).lstrip("#")
-        board_grey = float(np.mean([int(colour[i : i + 2], 16) for i in (0, 2, 4)]))
+        board_grey = float(hex_bgr(geometry.extra.get("look", {}).get("board", "#808080")).mean())
         self._sign = 1.0 if board_grey < 0.85 * 255 else 0.0
 
     def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:

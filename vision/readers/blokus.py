@@ -29,7 +29,7 @@ import numpy as np
 from engine import Observation
 from engine.core import Content
 
-from ..geometry import BoardGeometry
+from ..geometry import BoardGeometry, hex_bgr
 from ..locate import BoardPose
 from . import Reader
 from .common import (
@@ -42,7 +42,6 @@ from .common import (
     board_margin,
     grid_neighbours,
     grow_region,
-    hex_bgr,
     observation,
     row_quantile,
     sample_image,

@@ -264,13 +264,6 @@ def board_margin(
 
 
 # --------------------------------------------------------------------------- references
-def hex_bgr(colour: str) -> np.ndarray:
-    """``"#rrggbb"`` (sRGB) -> BGR float array in 0..255."""
-    value = colour.lstrip("#")
-    r, g, b = (int(value[i : i + 2], 16) for i in (0, 2, 4))
-    return np.array([b, g, r], dtype=np.float64)
-
-
 @dataclass(frozen=True)
 class Reference:
     """The light of one frame, measured on the mat.

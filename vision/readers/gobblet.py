@@ -26,7 +26,7 @@ import numpy as np
 from engine import Observation, new_game
 from engine.core import Content
 
-from ..geometry import BoardGeometry
+from ..geometry import BoardGeometry, hex_bgr
 from ..locate import BoardPose, estimate_intrinsics
 from . import Reader
 from .common import (
@@ -34,7 +34,6 @@ from .common import (
     Reference,
     board_height,
     board_margin,
-    hex_bgr,
     observation,
     sample_image,
     softmax,

@@ -42,7 +42,7 @@ import numpy as np
 from engine import Observation
 from engine.core import Content
 
-from ..geometry import BoardGeometry
+from ..geometry import BoardGeometry, hex_bgr
 from ..locate import BoardPose
 from . import Reader
 from .common import (
@@ -52,7 +52,6 @@ from .common import (
     chroma,
     grid_neighbours,
     grow_region,
-    hex_bgr,
     observation,
     plane_pose,
     sample_image,

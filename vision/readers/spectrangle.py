@@ -40,7 +40,7 @@ import numpy as np
 from engine import Observation, data
 from engine.core import Content
 
-from ..geometry import BoardGeometry
+from ..geometry import BoardGeometry, hex_bgr
 from ..locate import BoardPose
 from . import Reader
 from .common import (
@@ -51,7 +51,6 @@ from .common import (
     Region,
     board_height,
     chroma,
-    hex_bgr,
     polygon_grid,
 )
 

@@ -45,15 +45,13 @@ class Camera:
         k = self.distortion
         return np.array([-k, 3 * k * k, 0.0, 0.0, -12 * k**3])
 
-    def moved(self, turn_deg: float, shift: np.ndarray, about: np.ndarray) -> Camera:
-        """The same camera seen from a frame turned by ``turn_deg`` about the point ``about``
-        (x, y mm) and then shifted by ``shift`` (x, y mm) in this frame's plane: what it
-        projects, given in the moved frame, lands where the turned and shifted object is."""
-        a = math.radians(turn_deg)
-        turn = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0]])
-        turn = np.vstack([turn, [0.0, 0.0, 1.0]])
-        centre = np.array([*about, 0.0])
-        offset = centre + np.array([*shift, 0.0]) - turn @ centre
+    def moved(self, placement: np.ndarray) -> Camera:
+        """The same camera seen from a frame that ``placement`` (3x3, in this frame's plane:
+        a turn and a shift, see ``vision.placement.rigid``) maps into this one: what it
+        projects, given in the moved frame, lands where the moved object is."""
+        turn = np.eye(3)
+        turn[:2, :2] = placement[:2, :2]
+        offset = np.array([placement[0, 2], placement[1, 2], 0.0])
         return Camera(
             self.matrix,
             self.rotation @ turn,

@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from ..geometry import BoardGeometry, load_geometry
+from ..placement import board_centre, rigid
 from .camera import Camera
 from .compose import apply_layer, background, board_sides, paste_plane, sheen
 from .hands import add_hand
@@ -125,8 +126,7 @@ def render_scene(
     mat_camera = camera
     if board_shift is None or upright:
         board_shift = (0.0, 0.0, 0.0)
-    camera = _placed(camera, geometry, board_shift)
-    lamp = _placed_lamp(lamp, geometry, board_shift)
+    camera, lamp = _placed(camera, lamp, geometry, board_shift)
     painter = Painter(image, camera, lamp, shiny)
     if not upright:
         board_sides(painter, geometry, surface_z)
@@ -195,28 +195,13 @@ def random_board_shift(seed: int, game: str) -> tuple[float, float, float]:
     return float(dx), float(dy), float(rng.uniform(-MAX_BOARD_SHIFT[1], MAX_BOARD_SHIFT[1]))
 
 
-def _board_centre(geometry: BoardGeometry) -> np.ndarray:
-    """The middle of the board's outline (mm), about which a misplaced board is turned."""
-    outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
-    return (outline.min(axis=0) + outline.max(axis=0)) / 2
-
-
-def _placed(camera: Camera, geometry: BoardGeometry, shift: tuple[float, float, float]) -> Camera:
-    """The camera in the frame of a board placed ``shift`` off its outline."""
-    dx, dy, deg = shift
-    return camera.moved(deg, np.array([dx, dy]), _board_centre(geometry))
-
-
-def _placed_lamp(
-    lamp: np.ndarray, geometry: BoardGeometry, shift: tuple[float, float, float]
-) -> np.ndarray:
-    """The lamp's position in the frame of a board placed ``shift`` off its outline."""
-    dx, dy, deg = shift
-    a = np.radians(deg)
-    turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-    centre = _board_centre(geometry)
-    xy = turn.T @ (np.asarray(lamp[:2]) - centre - (dx, dy)) + centre
-    return np.array([*xy, lamp[2]])
+def _placed(
+    camera: Camera, lamp: np.ndarray, geometry: BoardGeometry, shift: tuple[float, float, float]
+) -> tuple[Camera, np.ndarray]:
+    """The camera and the lamp in the frame of a board placed ``shift`` off its outline."""
+    placement = rigid(*shift, board_centre(geometry))
+    xy = np.linalg.solve(placement, np.array([lamp[0], lamp[1], 1.0]))[:2]
+    return camera.moved(placement), np.array([*xy, lamp[2]])
 
 
 def _occlusion(
