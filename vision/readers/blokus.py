@@ -119,8 +119,17 @@ class BlokusReader(Reader):
     #: ... or, under glare, its colour difference kept to at least this fraction of the
     #: piece's (pale skin has orange's hue but much less of its colour difference).
     GLARE = 0.8
+    #: ... but not below this chroma: glare that washes out more of a colour saturates the
+    #: camera (pale skin has its colour difference and less chroma).
+    WASHED = 0.4
     #: Share of an empty square's points in a piece's full colour that makes it doubtful.
     TRACE = 0.05
+    #: Share of a piece's points in its full colour below which, in the shade, it is skin: a
+    #: piece in shadow keeps its colour in every point.
+    PATCHY = 0.5
+    #: A piece darker than this fraction of its own lightness (relative to the board's) is
+    #: in the shade.
+    SHADED = 0.75
     #: How far (relative) a frame tile's white balance may stray from the other tiles'.
     GAIN_SPREAD = 0.04
     #: An empty square darker than this fraction of the typical empty one is doubtful (a
@@ -162,6 +171,8 @@ class BlokusReader(Reader):
         nominal = np.vstack([hex_bgr(look["pieces"][p]) / 255.0 for p in PIECES])
         #: each piece colour's chroma relative to the board's grey (learned by calibrate)
         self.colours = chroma_of(nominal) - self.grey
+        #: each piece colour's lightness as a fraction of the board's
+        self.piece_light = nominal.mean(axis=1) / self.board.mean()
         pitch = float(geometry.pieces.get("pitch", 20.0))
         centres = np.array([geometry.cell(n).center for n in self.samples.names])
         self.neighbours = grid_neighbours(self.samples.names, centres, pitch)
@@ -237,7 +248,8 @@ class BlokusReader(Reader):
     def _hidden(self, evidence: Evidence, tiles: np.ndarray, lined: np.ndarray) -> frozenset[str]:
         """Squares under a hand or an object.
 
-        Unreadable squares (no class fits, or many foreign points) are hidden, and so is
+        Unreadable squares (no class fits, or many foreign points, or a piece's colour
+        faded or patchy in the shade: skin, see ``SHADED``) are hidden, and so is
         every *suspect* square connected to them or to a covered tile of the board's frame:
         partly foreign, poorly explained, an orange piece read only from its glare-faded
         colour (pale skin looks like that; a glare spot alone touches no covered square), an
@@ -250,14 +262,21 @@ class BlokusReader(Reader):
         best = scores.max(axis=1)
         kind = scores.argmax(axis=1)
         faded = (kind == 1) & ~solid[:, 0]
-        foreign_like = (best < 0.3) | (foreign >= 0.3)
         empty = kind == 0
+        empty_light = float(np.median(evidence.light[empty])) if empty.any() else 0.0
+        # a piece clearly darker than its own plastic is in a shadow, which keeps its colour
+        # in every point; glare fades a colour by adding white, which makes it lighter: a
+        # faded or patchy piece colour that dark is neither but skin (dark, or shaded)
+        dim = kind > 0
+        shade = self.SHADED * self.piece_light[kind[dim] - 1] * empty_light
+        dim[dim] = evidence.light[dim] < shade
+        murky = dim & (faded | (evidence.trace < self.PATCHY))
+        foreign_like = (best < 0.3) | (foreign >= 0.3) | murky
         unlined = empty & ~lined.any(axis=1)
         # two empty squares side by side show the line between them: an empty square
         # missing two such lines is under something of the board's grey
         across = np.where(self._across >= 0, empty[np.maximum(self._across, 0)], False)
         seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
-        empty_light = float(np.median(evidence.light[empty])) if empty.any() else 0.0
         darker = evidence.light < self.DARK * empty_light
         odd = empty & ((evidence.trace >= self.TRACE) | darker)
         suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75) | unlined | seamless | odd
@@ -405,7 +424,7 @@ class BlokusReader(Reader):
             near |= (off <= 0.45) & (t > 0.1)
             top, kept = self._evidence(t.reshape(g, -1), light.reshape(g, -1) / lit)
             evidence.append(np.where(top >= 0.3, np.maximum(top, kept), top))
-            solid.append((top >= self.SOLID) | (kept >= self.GLARE))
+            solid.append((top >= self.SOLID) | ((kept >= self.GLARE) & (top >= self.WASHED)))
             trace = np.maximum(trace, (t >= self.SOLID).reshape(g, -1).mean(axis=1))
         foreign = 1.0 - near.reshape(g, -1).mean(axis=1)
         pieces = np.clip((np.column_stack(evidence) - 0.55) / 0.2, 0.0, 1.0)
