@@ -38,6 +38,11 @@ SPACING_MM = 12.0
 CORNER_MM = 15.0
 #: Width (mm) of the two windows whose difference is the step at a point of a profile.
 WINDOW_MM = 2.0
+#: The board's edge is the outermost step at least this share of a profile's strongest.
+OUTER_SHARE = 0.5
+#: A profile is the mean of parallel lines this far apart (mm) along the side (the sensor's
+#: noise averages out in a dim frame).
+LINES_MM = (-2.0, -1.0, 0.0, 1.0, 2.0)
 #: An edge within this (mm) of where a placement puts it agrees with the placement.
 AGREE_MM = 1.5
 #: A side counts when this many of its profiles, and this share of them, agree with the move
@@ -46,22 +51,19 @@ SIDE_PROFILES = 4
 SIDE_AGREE = 0.25
 #: Moves tried through three profiles each.
 TRIES = 80
-#: The largest move (mm, degrees, relative scale) believed: beyond it the board is not on
-#: its mat.
+#: The largest move (mm, degrees) believed: beyond it the board is not on its mat; and the
+#: largest relative difference in size between the board seen and its outline.
 MAX_SHIFT_MM = 10.0
 MAX_TURN_DEG = 6.0
-MAX_SCALE = 0.01
+MAX_SCALE = 0.03
 #: A move of the outline's corners smaller than this (mm) is within the edges' noise.
 MIN_MOVE_MM = 1.0
 
 
-def rigid(
-    dx: float, dy: float, turn_deg: float, about: np.ndarray, scale: float = 1.0
-) -> np.ndarray:
-    """3x3 matrix of a turn by ``turn_deg`` (and a ``scale``) about ``about`` (x, y mm), then
-    a shift."""
+def rigid(dx: float, dy: float, turn_deg: float, about: np.ndarray) -> np.ndarray:
+    """3x3 matrix of a turn by ``turn_deg`` about ``about`` (x, y mm), then a shift."""
     a = math.radians(turn_deg)
-    c, s = scale * math.cos(a), scale * math.sin(a)
+    c, s = math.cos(a), math.sin(a)
     turn = np.array([[c, -s], [s, c]])
     centre = np.asarray(about, dtype=np.float64)
     offset = centre + np.array([dx, dy]) - turn @ centre
@@ -103,7 +105,7 @@ class BoardPlacement:
         self.centre = board_centre(geometry) if len(outline) else None
         offsets = np.arange(-REACH_MM, REACH_MM + STEP_MM / 2, STEP_MM)
         self._offsets = offsets
-        points, normals, sides = [], [], []
+        points, normals, alongs, sides = [], [], [], []
         nxt = np.roll(outline, -1, axis=0)
         area = 0.5 * float(np.sum(outline[:, 0] * nxt[:, 1] - outline[:, 1] * nxt[:, 0]))
         for k in range(len(outline) if self.enabled else 0):
@@ -115,14 +117,17 @@ class BoardPlacement:
             for s in np.linspace(CORNER_MM, length - CORNER_MM, count):
                 points.append(a + along * s)
                 normals.append(normal)
+                alongs.append(along)
                 sides.append(k)
         self._points = np.asarray(points).reshape(-1, 2)
         self._normals = np.asarray(normals).reshape(-1, 2)
         self._sides = np.asarray(sides, dtype=np.int64)
-        #: every sample: profile point + offset x normal (profiles x offsets x 2)
-        self._samples = (
-            self._points[:, None, :] + offsets[None, :, None] * self._normals[:, None, :]
-        )
+        lines = np.asarray(alongs).reshape(-1, 1, 2) * np.asarray(LINES_MM)[None, :, None]
+        #: every sample: profile point + line shift + offset x normal
+        #: (profiles x lines x offsets x 2)
+        self._samples = (self._points[:, None, :] + lines)[:, :, None, :] + offsets[
+            None, None, :, None
+        ] * self._normals[:, None, None, :]
         self._window = max(round(WINDOW_MM / STEP_MM), 1)
         #: which way the step from the board's face to the mat's paper goes (+1: the paper is
         #: lighter, as it is next to any board but a white one; 0: either way)
@@ -154,16 +159,17 @@ class BoardPlacement:
             .astype(np.float32)
             .mean(axis=1)
         )
-        profiles = grey.reshape(len(self._points), -1)
+        shape = self._samples.shape[:3]
+        profiles = grey.reshape(shape).mean(axis=1)
         found = self._edges(profiles) - foot
-        ok = inside.reshape(profiles.shape).all(axis=1) & np.isfinite(found)
+        ok = inside.reshape(shape).all(axis=(1, 2)) & np.isfinite(found)
         if ok.sum() < 4:
             return None
         return self._fit(self._points[ok], self._normals[ok], found[ok], self._sides[ok])
 
     def _edges(self, profiles: np.ndarray) -> np.ndarray:
-        """Per profile, the offset (mm, outwards) of its strongest step, or NaN when the
-        profile shows none clearly stronger than its noise."""
+        """Per profile, the offset (mm, outwards) of its outermost clear step (at least
+        ``OUTER_SHARE`` of its strongest and 6 times its noise), or NaN when it shows none."""
         n = self._window
         csum = np.concatenate([np.zeros((len(profiles), 1)), np.cumsum(profiles, axis=1)], axis=1)
         m = profiles.shape[1]
@@ -171,27 +177,36 @@ class BoardPlacement:
         inner = (csum[:, at] - csum[:, at - n]) / n
         outer = (csum[:, at + n] - csum[:, at]) / n
         step = (outer - inner) * self._sign if self._sign else np.abs(outer - inner)
-        best = step.argmax(axis=1)
+        # the outermost clear step: beyond the board's edge there is only the mat, while a
+        # piece or the grid next to the edge can step up to the board's frame more strongly
+        noise = np.median(np.abs(np.diff(profiles, axis=1)), axis=1) + 1.0
+        floor = np.maximum(OUTER_SHARE * step.max(axis=1), 6.0 * noise)[:, None]
+        padded = np.pad(step, ((0, 0), (1, 1)), constant_values=-np.inf)
+        peak = (step >= padded[:, :-2]) & (step >= padded[:, 2:]) & (step >= floor)
+        best = np.where(peak.any(axis=1), step.shape[1] - 1 - peak[:, ::-1].argmax(axis=1), 0)
         rows = np.arange(len(step))
-        strength = step[rows, best]
+        strength = np.where(peak.any(axis=1), step[rows, best], -np.inf)
         # the peak between samples: a parabola through it and its neighbours
         left = step[rows, np.maximum(best - 1, 0)]
         right = step[rows, np.minimum(best + 1, step.shape[1] - 1)]
         bend = left - 2 * strength + right
         part = np.where(bend < 0, 0.5 * (left - right) / np.where(bend < 0, bend, -1.0), 0.0)
-        noise = np.median(np.abs(np.diff(profiles, axis=1)), axis=1) + 1.0
         edge = self._offsets[at - 1][best] + (0.5 + np.clip(part, -0.5, 0.5)) * STEP_MM
-        return np.where(strength >= 6.0 * noise, edge, np.nan)
+        return np.where(np.isfinite(strength), edge, np.nan)
 
     def _fit(
         self, points: np.ndarray, normals: np.ndarray, found: np.ndarray, sides: np.ndarray
     ) -> np.ndarray | None:
-        """The shift (dx, dy), small turn and scale about the board's middle that move the
+        """The shift (dx, dy) and small turn about the board's middle that move the
         outline's points ``found`` mm along their normals: the move most profiles agree with
         (within ``AGREE_MM``; a hand, a piece, a shadow give the others), among the moves
-        through every few profiles, then refined by least squares on them. The scale takes
-        up what the markers' pose gets wrong at the board's size (a lens a little off); it
-        needs three sides in view, a shift and turn two (a hand over the third)."""
+        through every few profiles, then refined by least squares on them.
+
+        With three sides in view the fit also has a scale, which is then dropped: every
+        side's edge is seen a little out or in alike (the edge's shadow or bevel, blur, a
+        lens the markers' pose does not quite model), which is no move of the board, and
+        which only opposite sides tell from a shift. With two sides (a hand over the
+        others) it is a shift and turn alone."""
         arm = points - self.centre
         perp = np.column_stack([-arm[:, 1], arm[:, 0]])
         design = np.column_stack(
@@ -203,17 +218,10 @@ class BoardPlacement:
                 break
         else:
             return None
-        coef = np.zeros(4)
-        coef[: len(fitted)] = fitted
-        dx, dy, turn, grow = coef
-        turn_deg = math.degrees(turn)
-        if (
-            math.hypot(dx, dy) > MAX_SHIFT_MM
-            or abs(turn_deg) > MAX_TURN_DEG
-            or abs(grow) > MAX_SCALE
-        ):
+        if not _believable(fitted):
             return None
-        found_move = rigid(float(dx), float(dy), turn_deg, self.centre, 1.0 + float(grow))
+        dx, dy, turn = (float(v) for v in fitted[:3])
+        found_move = rigid(dx, dy, math.degrees(turn), self.centre)
         if placement_shift(self, found_move, np.eye(3)) < MIN_MOVE_MM:
             return np.eye(3)  # within the edges' noise of its outline: it lies on it
         return found_move
@@ -235,8 +243,11 @@ def _consensus(
     solvable = np.abs(np.linalg.det(systems)) > 1e-6
     if not solvable.any():
         return None
-    trials = np.linalg.solve(systems[solvable], found[picks[spans][solvable]][..., None])
-    agree = np.abs(trials[..., 0] @ design.T - found) <= AGREE_MM
+    trials = np.linalg.solve(systems[solvable], found[picks[spans][solvable]][..., None])[..., 0]
+    trials = trials[_believable(trials)]
+    if not len(trials):
+        return None
+    agree = np.abs(trials @ design.T - found) <= AGREE_MM
     best = agree[int(agree.sum(axis=1).argmax())]
     counts = np.bincount(sides[best], minlength=sides.max() + 1)
     totals = np.bincount(sides, minlength=sides.max() + 1)
@@ -248,3 +259,16 @@ def _consensus(
         return None
     coef, *_ = np.linalg.lstsq(design[use], found[use], rcond=None)
     return coef
+
+
+def _believable(coef: np.ndarray) -> np.ndarray:
+    """Whether moves ``coef`` (..., [dx, dy, turn (rad), and maybe scale - 1]) are within how
+    far a board is ever put off its outline (``MAX_SHIFT_MM``, ``MAX_TURN_DEG``,
+    ``MAX_SCALE``): a larger one is made of edges that are not the board's (pieces along a
+    side, a shadow)."""
+    coef = np.asarray(coef, dtype=np.float64)
+    ok = np.hypot(coef[..., 0], coef[..., 1]) <= MAX_SHIFT_MM
+    ok &= np.abs(np.degrees(coef[..., 2])) <= MAX_TURN_DEG
+    if coef.shape[-1] > 3:
+        ok &= np.abs(coef[..., 3]) <= MAX_SCALE
+    return ok

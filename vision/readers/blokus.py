@@ -249,9 +249,11 @@ class BlokusReader(Reader):
         """Squares under a hand or an object.
 
         Unreadable squares (no class fits, or many foreign points, or a piece's colour
-        faded or patchy in the shade: skin, see ``SHADED``) are hidden, and so is
+        faded or patchy in the shade: skin, see ``SHADED``; or both pieces' colours in
+        full: a square holds one piece) are hidden, and so is
         every *suspect* square connected to them or to a covered tile of the board's frame:
-        partly foreign, poorly explained, an orange piece read only from its glare-faded
+        partly foreign, poorly explained, explained by two classes (part board, part a
+        fingertip), an orange piece read only from its glare-faded
         colour (pale skin looks like that; a glare spot alone touches no covered square), an
         empty square none of whose grid lines shows (a hand of the board's colour), or one
         with a trace of a piece's full colour (a piece peeping out from under a pale fingertip)
@@ -271,7 +273,9 @@ class BlokusReader(Reader):
         shade = self.SHADED * self.piece_light[kind[dim] - 1] * empty_light
         dim[dim] = evidence.light[dim] < shade
         murky = dim & (faded | (evidence.trace < self.PATCHY))
-        foreign_like = (best < 0.3) | (foreign >= 0.3) | murky
+        # a square holds one piece: both colours in full on it is skin beside a piece
+        mixed = solid.all(axis=1)
+        foreign_like = (best < 0.3) | (foreign >= 0.3) | murky | mixed
         unlined = empty & ~lined.any(axis=1)
         # two empty squares side by side show the line between them: an empty square
         # missing two such lines is under something of the board's grey
@@ -279,7 +283,10 @@ class BlokusReader(Reader):
         seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
         darker = evidence.light < self.DARK * empty_light
         odd = empty & ((evidence.trace >= self.TRACE) | darker)
-        suspect = foreign_like | faded | (foreign >= 0.1) | (best < 0.75) | unlined | seamless | odd
+        # two classes explaining a square well: part board, part something over it
+        torn = np.sort(scores, axis=1)[:, -2] >= 0.5
+        unclear = torn | (foreign >= 0.1) | (best < 0.75)
+        suspect = foreign_like | faded | unclear | unlined | seamless | odd
         seeds = {names[i] for i in np.flatnonzero(foreign_like)}
         for tile in np.flatnonzero(tiles):
             seeds.update(n for n in self._next_to_tile[tile] if suspect[names.index(n)])
