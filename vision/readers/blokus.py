@@ -124,6 +124,11 @@ class BlokusReader(Reader):
     WASHED = 0.4
     #: Share of an empty square's points in a piece's full colour that makes it doubtful.
     TRACE = 0.05
+    #: Orange turned yellow by glare: green-blue difference within these fractions of
+    #: orange's (pale skin has at most about 0.6 of it), red-green under this fraction of
+    #: its green-blue (orange's own is about 1.4, skin's more).
+    YELLOW_GB = (0.7, 1.5)
+    YELLOW_RG = 0.5
     #: Share of a piece's points in its full colour below which, in the shade, it is skin: a
     #: piece in shadow keeps its colour in every point.
     PATCHY = 0.5
@@ -171,6 +176,8 @@ class BlokusReader(Reader):
         nominal = np.vstack([hex_bgr(look["pieces"][p]) / 255.0 for p in PIECES])
         #: each piece colour's chroma relative to the board's grey (learned by calibrate)
         self.colours = chroma_of(nominal) - self.grey
+        #: orange's green-blue difference (reflectance), which glare does not take away
+        self.orange_gb = float(nominal[0, 1] - nominal[0, 0])
         #: each piece colour's lightness as a fraction of the board's
         self.piece_light = nominal.mean(axis=1) / self.board.mean()
         pitch = float(geometry.pieces.get("pitch", 20.0))
@@ -433,12 +440,35 @@ class BlokusReader(Reader):
             evidence.append(np.where(top >= 0.3, np.maximum(top, kept), top))
             solid.append((top >= self.SOLID) | ((kept >= self.GLARE) & (top >= self.WASHED)))
             trace = np.maximum(trace, (t >= self.SOLID).reshape(g, -1).mean(axis=1))
+        # glare on orange compresses the camera's brightest channel, red, first: the piece
+        # turns yellow but keeps its green-blue difference, which pale skin never has
+        yellowed = self._yellowed(refl, lit)
+        evidence[0] = np.where(yellowed, 1.0, evidence[0])
+        solid[0] = solid[0] | yellowed
         foreign = 1.0 - near.reshape(g, -1).mean(axis=1)
         pieces = np.clip((np.column_stack(evidence) - 0.55) / 0.2, 0.0, 1.0)
         empty = board.reshape(g, -1).mean(axis=1)
         scores = np.column_stack([empty, pieces * (1.0 - foreign)[:, None]])
         median_light = row_quantile(light.reshape(g, -1), 0.5)
         return Evidence(scores, foreign, np.column_stack(solid), trace, median_light)
+
+    def _yellowed(self, refl: np.ndarray, lit: np.ndarray) -> np.ndarray:
+        """Per square, whether most of its points are orange turned yellow by glare: their
+        green-blue difference (reflectance, against the neighbourhood's light ``lit``)
+        that of orange within ``YELLOW_GB``, and their red-green difference under
+        ``YELLOW_RG`` of it (but not below grey: that is green)."""
+        g = len(self.samples.names)
+        refl = refl.reshape(g, -1, 3) / lit[:, :, None]
+        gb = refl[..., 1] - refl[..., 0]
+        rg = refl[..., 2] - refl[..., 1]
+        low, high = self.YELLOW_GB
+        points = (
+            (gb >= low * self.orange_gb)
+            & (gb <= high * self.orange_gb)
+            & (rg <= self.YELLOW_RG * gb)
+            & (rg >= 0.0)
+        )
+        return points.mean(axis=1) >= 0.5
 
     def _local_light(self, light: np.ndarray, board: np.ndarray) -> np.ndarray:
         """Per square (G x 1), how much brighter than the board's average its neighbourhood's
