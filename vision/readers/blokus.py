@@ -215,10 +215,14 @@ class BlokusReader(Reader):
     # ----------------------------------------------------------------- reading
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         """Every visible square's content, with probabilities; hands and objects left out."""
+        return self._observe(frame, pose)[0]
+
+    def _observe(self, frame: np.ndarray, pose: BoardPose) -> tuple[Observation, np.ndarray]:
+        """The observation :meth:`read` gives and the sample points' balanced reflectances."""
         refl, tol, margin, level = self._measure(frame, pose)
         evidence = self._scores(refl, tol)
         hidden = self._hidden(evidence, margin >= 0.5, self._lined(frame, pose, level))
-        return observation(
+        obs = observation(
             self.game,
             self.samples.names,
             CLASSES,
@@ -226,6 +230,7 @@ class BlokusReader(Reader):
             hidden,
             occluded=bool(hidden) or bool(np.any(margin >= 0.5)),
         )
+        return obs, refl
 
     def _lined(self, frame: np.ndarray, pose: BoardPose, level: BoardLevel) -> np.ndarray:
         """Per square and side, whether the grid line along it is in view (lighter than the
@@ -495,8 +500,7 @@ class BlokusReader(Reader):
         and reads the same way (their most coloured points), so that chroma is measured
         against the real plastic under the real light; a square read otherwise (a hand, a
         misplaced piece) teaches nothing."""
-        obs = self.read(frame, pose)
-        refl, _, _, _ = self._measure(frame, pose)
+        obs, refl = self._observe(frame, pose)
         points = self.samples.points
         index = {n: i for i, n in enumerate(self.samples.names)}
         for k, piece in enumerate(PIECES):
