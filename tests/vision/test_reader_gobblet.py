@@ -13,7 +13,7 @@ import pytest
 from vision.geometry import load_geometry
 from vision.locate import BoardPose
 from vision.readers import reader_for
-from vision.readers.gobblet import GobbletReader
+from vision.readers.gobblet import Evidence, GobbletReader, Silhouettes
 from vision.synth import random_position, render_scene
 
 from .reader_corpus import corpus, locate, read_right, truth
@@ -120,6 +120,48 @@ def test_probabilities_are_normalised_and_put_their_mass_on_the_truth():
     mass = np.asarray(mass)
     assert mass.mean() >= 0.98
     assert np.mean(mass >= 0.5) >= 0.999
+
+
+def _disk(shape: tuple[int, int], centre: np.ndarray, radius: float) -> np.ndarray:
+    """A bool image, True within ``radius`` px of ``centre`` (px)."""
+    v, u = np.mgrid[: shape[0], : shape[1]]
+    return (u + 0.5 - centre[0]) ** 2 + (v + 0.5 - centre[1]) ** 2 <= radius**2
+
+
+def test_a_piece_pulled_off_centre_beside_the_hand_is_hidden():
+    reader = reader_for(GAME)
+    w, h = reader._area.size
+    # the camera straight above, far away: no parallax
+    sil = Silhouettes.build(reader._centres, (w / 2, h / 2, 1e6), reader._bells, reader._profile)
+    a1 = reader._names.index("a1")
+    logits = np.zeros((len(reader._names), len(reader.classes)))
+    logits[a1, reader.classes.index(_truth({"a1": {"color": "white", "size": 4}})["a1"])] = 1.0
+    group = a1 * len(reader._bells) + 3
+    radius = reader._bells[3, 0]
+    beside = _disk((h, w), reader._centres[a1] + (radius + 12.0, 0.0), 8.0)
+    far_away = _disk((h, w), reader._centres[reader._names.index("d4")], 8.0)
+    for shift, hand, hidden in (
+        (7.0, beside, {"a1"}),  # pulled towards a finger: its size cannot be told
+        (2.0, beside, set()),  # a piece placed a little off-centre
+        (7.0, far_away, set()),  # no hand near it
+    ):
+        places = np.zeros((2, sil.groups, 2), dtype=np.int64)
+        places[0, group] = (round(shift), 0)
+        assert reader._stretched(logits, places, sil, hand) == hidden, shift
+
+
+def test_a_blob_within_the_pieces_is_their_shading_not_a_hand():
+    reader = reader_for(GAME)
+    w, h = reader._area.size
+    centre = reader._centres[reader._names.index("b2")]
+    loglik = {name: np.full((h, w), -1.0, dtype=np.float32) for name in Evidence.CLASSES}
+    loglik["board"][:] = 0.0
+    loglik["skin"][_disk((h, w), centre, 12.0)] = 5.0  # skin-like pixels, 450 px
+    evidence = Evidence(loglik, np.zeros((h, w, 3), dtype=np.float32))
+    maps = np.zeros((2, h, w), dtype=np.float32)
+    piece = np.where(_disk((h, w), centre, 19.0), 0, -1).astype(np.int8)
+    assert not reader._hand(evidence, maps, piece).any()
+    assert reader._hand(evidence, maps, np.full((h, w), -1, dtype=np.int8)).any()
 
 
 def _opening() -> dict:

@@ -10,8 +10,10 @@ square and every (colour, size) the evidence is summed over that predicted silho
 the piece to sit a little off-centre.
 
 A hand is a large blob of pixels that look like skin, like nothing the board holds, like the
-grid's lines away from them, or like a piece where the reading paints none; a hand of the
-wood's own colour is found by the grid lines it hides. See ``docs/vision/readers-gobblet.md``.
+grid's lines away from them, or like a piece where the reading paints none, as long as one blob
+reaches beyond the pieces; a hand of the wood's own colour is found by the grid lines it hides.
+A piece the fit pulls far off its square's centre next to the hand is stretched by a finger of
+its colour, and hidden. See ``docs/vision/readers-gobblet.md``.
 """
 
 from __future__ import annotations
@@ -382,6 +384,10 @@ class GobbletReader(Reader):
     #: HAND_MM2 in area (a fingertip is some 17 mm wide).
     BLOB_MM = 6.0
     HAND_MM2 = 200.0
+    #: A blob with at least this share of it on the pieces the reading paints lies within them:
+    #: their own shading, a hand only beside a blob that reaches beyond (hands come in from
+    #: outside the board, over its wood).
+    WITHIN_PIECES = 0.75
     #: A square is hidden when at least HIDE_AT of its middle (CORE of its size) is under it.
     CORE = 0.85
     HIDE_AT = 0.05
@@ -389,6 +395,11 @@ class GobbletReader(Reader):
     #: explained when a piece of that colour in the reading comes within SLACK_MM of it.
     PIECE_LIKE = 1.0
     SLACK_MM = 2.5
+    #: A piece fitted more than STRETCH_MM beyond ``search_mm`` off its square's centre (a
+    #: pixel of fit and pose error) is stretched by a hand within NEAR_MM of it (a fingertip's
+    #: width: a finger the next stretched piece explains may lie between).
+    STRETCH_MM = 1.0
+    NEAR_MM = 17.0
     #: Width (mm) of the band about each grid line where the line's dark colour is expected.
     LINE_MM = 5.0
     #: A grid line is there when it is darker than the wood beside it (BESIDE px across) by
@@ -404,7 +415,9 @@ class GobbletReader(Reader):
         super().__init__(geometry, **options)
         self.px_per_mm = float(options.get("px_per_mm", 0.8))
         self.temperature = float(options.get("temperature", 12.0))
-        reach = max(1, round(float(options.get("search_mm", 5)) * self.px_per_mm / 2))
+        search_mm = float(options.get("search_mm", 5))
+        self._stretch_px = (search_mm + self.STRETCH_MM) * self.px_per_mm
+        reach = max(1, round(search_mm * self.px_per_mm / 2))
         coarse = np.arange(-reach, reach + 1) * 2
         self._coarse = np.array([(x, y) for y in coarse for x in coarse])
         fine = np.arange(-1, 2)
@@ -492,12 +505,13 @@ class GobbletReader(Reader):
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         """The observation of ``frame``: every square's top piece, with probabilities; squares
         a hand hides are left out."""
-        logits, (evidence, _, maps, labels) = self._analyse(frame, pose)
-        hand = self._hand(evidence.foreign(self._lines) | self._unexplained(maps, labels))
+        logits, (evidence, sil, maps, labels, places) = self._analyse(frame, pose)
+        hand = self._hand(evidence, maps, labels)
         hidden = set()
         if hand.any():
             share = np.array([hand.flat[core].mean() for core in self._cores])
             hidden = {n for n, s in zip(self._names, share, strict=True) if s >= self.HIDE_AT}
+            hidden.update(self._stretched(logits, places, sil, hand))
         lost = self._lost_lines(evidence.features[..., 2], labels)
         if lost.sum() < self.LOST_SIDES and not hand.any():
             lost[:] = False  # one faint line alone is no hand
@@ -505,6 +519,31 @@ class GobbletReader(Reader):
         probs = softmax(logits / self.temperature)
         occluded = bool(hand.any()) or bool(lost.any())
         return observation(self.game, self._names, self.classes, probs, hidden, occluded=occluded)
+
+    def _stretched(
+        self, logits: np.ndarray, places: np.ndarray, sil: Silhouettes, hand: np.ndarray
+    ) -> set[str]:
+        """Squares whose piece the fit pulled further off its square's centre than a placed
+        piece sits (STRETCH_MM beyond ``search_mm``), within NEAR_MM of the ``hand``: what drew
+        it there is the hand, which holds pixels of a pale or dark piece's colour (a finger
+        beside a piece makes it look bigger and off-centre), so its size cannot be told."""
+        n_sizes = len(self._bells)
+        colour, size = np.divmod(logits.argmax(axis=1) - 1, n_sizes)
+        group = np.arange(len(self._names)) * n_sizes + size
+        place = places[colour, group]
+        far = np.flatnonzero((colour >= 0) & (np.linalg.norm(place, axis=1) >= self._stretch_px))
+        if not far.size:
+            return set()
+        near = max(1, round(self.NEAR_MM * self.px_per_mm))
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near + 1, 2 * near + 1))
+        close = cv2.dilate(hand.astype(np.uint8), kernel)
+        found = set()
+        for cell in far:
+            mask = np.zeros_like(close)
+            sil.paint(mask, group[cell], place[cell], 1)
+            if (mask & close).any():
+                found.add(self._names[cell])
+        return found
 
     def _lost_lines(self, light: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Per side of a square (see ``_sides``), whether its grid line has vanished where no
@@ -544,21 +583,31 @@ class GobbletReader(Reader):
             out |= (ratio >= self.PIECE_LIKE) & ~painted
         return out
 
-    def _hand(self, foreign: np.ndarray) -> np.ndarray:
+    def _hand(self, evidence: Evidence, maps: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """Where a hand (or any foreign thing) is over the board (bool h x w): large enough
-        blobs of ``foreign`` pixels (skin, nothing the board holds, pieces no bell explains)."""
+        blobs of foreign pixels (skin, nothing the board holds, pieces no bell explains), if
+        one of them reaches beyond the pieces the reading paints (``labels``): a hand comes in
+        over the board, so a blob within pieces alone is their own shading (a lit head, a
+        shaded side), not a hand."""
+        foreign = evidence.foreign(self._lines) | self._unexplained(maps, labels)
         size = max(3, round(self.BLOB_MM * self.px_per_mm)) | 1
-        foreign = foreign.astype(np.float32) * self._inside
-        dense = cv2.blur(foreign, (size, size)) > 0.5
-        _, labels, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), 4)
-        big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= self.HAND_MM2 * self.px_per_mm**2)
+        dense = cv2.blur(foreign.astype(np.float32) * self._inside, (size, size)) > 0.5
+        n, blobs, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), 4)
+        area = stats[:, cv2.CC_STAT_AREA]
+        big = np.flatnonzero(area >= self.HAND_MM2 * self.px_per_mm**2)
         big = big[big > 0]
-        return np.isin(labels, big)
+        if not big.size:
+            return np.zeros(blobs.shape, dtype=bool)
+        on_pieces = np.bincount(blobs[labels >= 0], minlength=n)
+        if not (on_pieces[big] < self.WITHIN_PIECES * area[big]).any():
+            big = big[:0]
+        return np.isin(blobs, big)
 
     def _analyse(self, frame: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, Any]:
         """Per square, the evidence (nats) for every class (squares x classes), and what it
         came from: the pixels' :class:`Evidence`, the :class:`Silhouettes`, the per-colour
-        ratio maps and the image as the best reading paints it (see :meth:`_paint`)."""
+        ratio maps, the image as the best reading paints it (see :meth:`_paint`) and where every
+        silhouette's piece sits (colours x groups x 2 px, see :meth:`_fit`)."""
         ref = self._mat.measure(frame, pose)
         lens = estimate_intrinsics(pose.homography, pose.image_size)
         cx, cy, cz = pose.camera_centre(lens)
@@ -574,7 +623,7 @@ class GobbletReader(Reader):
         per_cell = scores.reshape(len(COLOURS), n_cells, n_sizes).transpose(1, 0, 2)
         logits = np.concatenate([np.zeros((n_cells, 1)), per_cell.reshape(n_cells, -1)], axis=1)
         labels = self._paint(logits, places, sil, under)
-        return logits, (evidence, sil, maps, labels)
+        return logits, (evidence, sil, maps, labels, places)
 
     def _fit(self, maps: np.ndarray, sil: Silhouettes) -> tuple[np.ndarray, np.ndarray]:
         """Every silhouette's best evidence (colours x groups) where the piece really sits, and
@@ -620,8 +669,8 @@ class GobbletReader(Reader):
         paints with a known square's colour, where the reading agrees with ``known``, move
         that colour's log-chroma and log-lightness (against the wood) halfway towards their
         medians (needs ``CALIBRATE_PX`` pixels; hands are left out)."""
-        logits, (evidence, _, maps, labels) = self._analyse(frame, pose)
-        hand = self._hand(evidence.foreign(self._lines) | self._unexplained(maps, labels))
+        logits, (evidence, _, maps, labels, _) = self._analyse(frame, pose)
+        hand = self._hand(evidence, maps, labels)
         best = logits.argmax(axis=1)
         w, h = self._area.size
         agreed = np.zeros((h, w), dtype=bool)
