@@ -15,7 +15,7 @@ import pytest
 from vision.geometry import load_geometry
 from vision.locate import BoardPose
 from vision.readers import reader_for
-from vision.readers.spectrangle import SpectrangleReader, placements
+from vision.readers.spectrangle import COLOURS, OFF_HUE, SpectrangleReader, placements
 from vision.synth import random_position, render_scene
 
 from .reader_corpus import corpus, locate, read_right, truth
@@ -110,6 +110,29 @@ def test_no_piece_is_read_on_two_cells():
     for _, _, obs in _corpus():
         pieces = ["".join(sorted(c)) for c in obs.cells.values() if c is not None]
         assert len(pieces) == len(set(pieces))
+
+
+def test_glare_keeps_a_colours_hue_and_skin_turns_it():
+    reader = reader_for(GAME)
+    classes = reader.classes
+    red = COLOURS.index("red")
+    mu = classes.means[red]
+    kept = np.full(4, 0.25)
+    across = np.array([-mu[1], mu[0]]) / np.linalg.norm(mu[:2])
+    washed = kept[0] * mu[:2]
+    medians = np.array(
+        [
+            [*washed, mu[2] + 0.5],  # red washed out along its own hue by glare
+            [*(washed - 0.03 * across), mu[2] + 0.5],  # bent by its saturated red channel
+            [*(washed + 0.06 * across), mu[2] + 0.5],  # turned towards orange: skin
+            [-0.06, 0.15, mu[2] + 0.5],  # a hand's usual look
+        ]
+    )
+    off = reader._off_hue(classes, np.full(4, red), medians, kept, np.full((4, 3), 1e-6))
+    assert off[0] < 1.0
+    assert off[1] == 0.0
+    assert off[2] > OFF_HUE
+    assert off[3] > OFF_HUE
 
 
 def test_an_empty_board_reads_empty_in_dim_and_warm_light():

@@ -18,13 +18,14 @@ chroma is noisy). A cell's probabilities are over ``empty`` and every way of lay
 such as two board-coloured regions and a blue one, is never reported; each piece is then given
 to at most one visible cell.
 
-Points that fit no class, even washed out (skin, a sleeve), are *foreign*. Cells with a mostly
-foreign region, skin (a pale region, washed out yet darker than any glare, that is partly
-foreign or in a mix no content has), a pale cell reading its neighbour's piece, and two
-neighbouring cells reading the same piece are hidden; the hidden area grows through suspect
-neighbours (partly foreign, unsure, pale, or white, the look of paper and light skin). Foreign
-points on the board's frame make the observation occluded even when no cell is hidden. See
-``docs/vision/readers-spectrangle.md``.
+Points that fit no class, even washed out (skin, a sleeve), are *foreign*. A washed-out region
+darker than any glare, or whose hue has turned off its colour's (glare keeps a colour's hue,
+skin's is orange), is *pale*. Cells with a mostly foreign region, skin (a pale region that is
+partly foreign or in a mix no content has, or two such washed-out regions in one cell), a pale
+cell reading its neighbour's piece, and two neighbouring cells reading the same piece are
+hidden; the hidden area grows through suspect neighbours (partly foreign, unsure, pale, or
+white, the look of paper and light skin). Foreign points on the board's frame make the
+observation occluded even when no cell is hidden. See ``docs/vision/readers-spectrangle.md``.
 """
 
 from __future__ import annotations
@@ -100,6 +101,13 @@ WASHED = 0.6
 #: ...and it is pale (not glare) when its log lightness is this much below the dimmest glare
 #: that washes the colour out that far (:func:`_dimmest_glare`).
 PALE = 0.25
+#: ...or when its hue has turned this many spreads off its colour's towards the side a
+#: saturated channel cannot bend it (:meth:`SpectrangleReader._off_hue`): white light keeps a
+#: colour's hue, skin's is its own (orange, between red and yellow).
+OFF_HUE = 3.0
+#: The part of a washed colour's hue spread that does not shrink with its chroma (the light's
+#: tint against the paper's, JPEG colour).
+HUE_FLOOR = 0.015
 #: A cell whose likeliest content has less probability than this is unsure.
 SURE = 0.9
 #: A white region is only as white as the paper: a tinge of colour or a duller white is as
@@ -115,6 +123,8 @@ HIDE_AT = 0.6
 GROW_AT = 0.4
 #: Share of a pale region's points that, foreign, make it skin (a hand, not a washed tile).
 PARTLY = 0.2
+#: Regions of one cell that, washed out in a way no glare washes a colour, make it skin.
+TINTED = 2
 #: Share of a tile of the board's frame that, foreign, means something is over the board.
 FRAME_COVERED = 0.5
 
@@ -185,15 +195,18 @@ class SpectrangleReader(Reader):
         """Every visible cell's content, with probabilities; cells under a hand left out."""
         seen = self._measure(frame, pose)
         classes = self._classes_for(seen.rim)
-        region_ll, foreign, pale = self._region_scores(seen, classes)
+        region_ll, foreign, tinted, dull = self._region_scores(seen, classes)
         rim_foreign = self._frame_foreign(seen.rim, classes, seen.noise)
         probs, mixed = self._cell_probabilities(region_ll)
         best = probs.argmax(axis=1)
         first = np.where(best > 0, self._piece_of[np.maximum(best - 1, 0)], "")
+        pale = tinted | dull
         pale_cells = pale.reshape(-1, 3).any(axis=1)
         unsure = pale_cells | (probs.max(axis=1) < SURE) | mixed
-        # skin: a pale region that is partly foreign too, or in a mix no real content has
+        # skin: a pale region that is partly foreign too, or in a mix no real content has, or
+        # a cell mostly washed out in a way no glare washes a colour
         skin = (pale & (foreign >= PARTLY)).reshape(-1, 3).any(axis=1) | (pale_cells & mixed)
+        skin |= tinted.reshape(-1, 3).sum(axis=1) >= TINTED
         hidden = self._hidden(first, foreign, rim_foreign, unsure, pale_cells, skin)
         visible = ~np.isin(self.names, list(hidden))
         probs = self._pieces_once(probs, visible)
@@ -227,23 +240,52 @@ class SpectrangleReader(Reader):
 
     def _region_scores(
         self, seen: _Seen, classes: GaussianClasses
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per region (R x classes) the log likelihood of its median under each class (each
         class widened by the median's own pixel noise); per region the share of its points
-        that fit no class, and whether it is *pale*: its likeliest colour there only washed
-        out and yet darker than even the dimmest glare would make it (skin can look like
-        glare on red or yellow), or white but greyer or duller than paper."""
+        that fit no class; whether it is *tinted*: its likeliest colour there only washed out,
+        and yet darker than even the dimmest glare would make it or turned off the colour's
+        hue (skin can look like glare on red or yellow); and whether it is *dull*: white but
+        greyer or duller than paper. Both are *pale*."""
         far = self._foreign(seen.cells, classes, seen.noise) & ~seen.clipped
         median, used = self._region_medians(seen, far)
-        ll = _log_likelihood(classes, median, _median_noise(median, used, seen.noise))
-        mu = classes.means[ll.argmax(axis=1)]
+        noise = _median_noise(median, used, seen.noise)
+        ll = _log_likelihood(classes, median, noise)
+        best = ll.argmax(axis=1)
+        mu = classes.means[best]
         size2 = (mu[:, :2] ** 2).sum(axis=1)
-        kept = np.einsum("nd,nd->n", median[:, :2], mu[:, :2]) / np.maximum(size2, 1e-6)
-        glare = _dimmest_glare(mu[:, 2], np.clip(kept, 0.05, 1.0))
-        washed = (kept < WASHED) & (size2 >= 0.01) & (median[:, 2] < glare - PALE)
-        white = ll.argmax(axis=1) == COLOURS.index("white")
+        kept = np.clip(
+            np.einsum("nd,nd->n", median[:, :2], mu[:, :2]) / np.maximum(size2, 1e-6), 0.05, 1.0
+        )
+        dim = median[:, 2] < _dimmest_glare(mu[:, 2], kept) - PALE
+        off = self._off_hue(classes, best, median, kept, noise) > OFF_HUE
+        tinted = (kept < WASHED) & (size2 >= 0.01) & (dim | off)
+        white = best == COLOURS.index("white")
         dull = (np.abs(median[:, :2]).max(axis=1) > WHITE_CHROMA) | (median[:, 2] < WHITE_LIGHT)
-        return ll, far.reshape(self.regions.groups, -1).mean(axis=1), washed | (white & dull)
+        return ll, far.reshape(self.regions.groups, -1).mean(axis=1), tinted, white & dull
+
+    @staticmethod
+    def _off_hue(
+        classes: GaussianClasses,
+        best: np.ndarray,
+        median: np.ndarray,
+        kept: np.ndarray,
+        noise: np.ndarray,
+    ) -> np.ndarray:
+        """Per region, how many spreads its hue has turned off its likeliest colour's, on the
+        side a saturated channel cannot bend it (0 on the other). White light shrinks a
+        colour's chroma towards grey along its own hue, and with it the colour's own spread
+        (``kept`` of it); a saturated brightest channel bends the hue, but only one way (away
+        from that channel). Skin's hue (orange) lies off every colour's, so a hand read as a
+        washed-out red or yellow turns the other way."""
+        mu = classes.means[:, :2]
+        axis = mu / np.maximum(np.linalg.norm(mu, axis=1, keepdims=True), 1e-6)
+        across = np.column_stack([-axis[:, 1], axis[:, 0]])
+        side = np.sign(np.einsum("kd,kd->k", _clip_bend(classes.means), across))
+        turn = -side[best] * np.einsum("nd,nd->n", median[:, :2], across[best])
+        spread2 = np.einsum("kd,kde,ke->k", across, classes.covs[:, :2, :2], across)[best]
+        tol2 = kept**2 * spread2 + HUE_FLOOR**2 + noise[:, 0]
+        return np.maximum(turn, 0.0) / np.sqrt(tol2)
 
     def _region_medians(self, seen: _Seen, foreign: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per region (R x 3) the median features of its least glared points
@@ -451,6 +493,18 @@ def _dimmest_glare(light: np.ndarray, kept: np.ndarray) -> np.ndarray:
     reflected at the surface no longer reaching the pigment), reflectance ``r`` becomes
     ``(1 - a) r + a`` and lightness only ``r / (kept + r (1 - kept))``: the least it can be."""
     return light - np.log(kept + np.exp(light) * (1.0 - kept))
+
+
+def _clip_bend(means: np.ndarray) -> np.ndarray:
+    """Per class (of features K x 3) the way (chroma, K x 2) its colour's chroma moves when its
+    brightest channel saturates: that channel's reflectance lowered a little."""
+    light = np.exp(means[:, 2])
+    opponent = means[:, :2] * 3.0 * light[:, None]  # (b - g, r - g)
+    green = light - opponent.sum(axis=1) / 3.0
+    bgr = np.column_stack([green + opponent[:, 0], green, green + opponent[:, 1]])
+    lowered = bgr.copy()
+    lowered[np.arange(len(bgr)), bgr.argmax(axis=1)] *= 0.9
+    return chroma(lowered) - chroma(bgr)
 
 
 def _least_glared(values: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
