@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vision.bench import FPS, TRACKED_FRAMES, corpus_scene
 from vision.geometry import load_geometry
-from vision.locate import BoardPose
+from vision.locate import BoardLocator, BoardPose
 from vision.readers import reader_for
-from vision.readers.gobsmacked import GobsmackedReader
+from vision.readers.gobsmacked import GobsmackedReader, _contiguous
 from vision.synth import random_position, render_scene
 
 from .reader_corpus import corpus, locate, read_right, truth
@@ -28,6 +29,14 @@ def _truth(cells: dict) -> dict:
 
 def _pose(image: np.ndarray) -> BoardPose:
     return locate(GAME, image)
+
+
+def _tracked_pose(image: np.ndarray) -> BoardPose:
+    """The pose the benchmark reads with: a locator's after watching the board for a while."""
+    locator = BoardLocator([load_geometry(GAME)])
+    for k in range(TRACKED_FRAMES):
+        locator.locate(image, k / FPS)
+    return locator.locate(image, TRACKED_FRAMES / FPS)
 
 
 def _corpus() -> tuple:
@@ -173,3 +182,28 @@ def test_calibration_moves_the_models_to_what_the_known_holes_show():
     assert np.allclose(before[hidden], reader.mean[hidden])
     obs = reader.read(scene.image, _pose(scene.image))
     assert obs.cells == truth
+
+
+def test_a_hand_on_a_ring_is_an_arc_and_noise_single_points():
+    flags = np.zeros((2, 32), dtype=bool)
+    flags[0, [3, 9, 17, 30]] = True  # chroma noise of a dim board: scattered
+    flags[1, 0:5] = True  # a finger beside the hole: an arc
+    flags[1, 31] = True  # the arc goes round the ring's start
+    kept = _contiguous(flags)
+    assert not kept[0].any()
+    assert kept[1].sum() == 6
+
+
+def test_a_joker_beside_a_finger_over_a_plain_token_keeps_its_centre():
+    # benchmark scene 7/166: a finger over the white circle next to the colour joker in e1
+    scene = corpus_scene(GAME, 166, seed=7)
+    obs = reader_for(GAME).read(scene.image, _tracked_pose(scene.image))
+    assert obs.cells["e1"] == "colour-joker"
+
+
+def test_a_dim_noisy_board_with_no_hand_is_not_flagged():
+    # benchmark scene 7/135: the board's chroma noise scatters foreign points on the rings
+    scene = corpus_scene(GAME, 135, seed=7)
+    obs = reader_for(GAME).read(scene.image, _tracked_pose(scene.image))
+    assert not obs.occluded
+    assert obs.cells == _truth(scene.cells)

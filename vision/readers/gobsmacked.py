@@ -71,6 +71,8 @@ MAX_SHIFT_MM = 4.0
 #: uniform over its range (presence in log units, shares, the square-ness in mm).
 VAGUE = 1.0
 RANGES = np.array([4.0, 1.0, 1.0, 1.0, 2.0])
+#: Share of a hole's ring on the board's face that is foreign when a hand is next to it.
+NEXT_TO_HAND = 0.2
 #: Fits of the light's slope across a token's face, how strongly it is held to 0 (in face
 #: points at 1 mm from the centre) and the most it changes the log lightness up to the edge.
 FACE_PASSES = 2
@@ -217,18 +219,21 @@ class GobsmackedReader(Reader):
         noise = max(ref.noise, 0.015)  # a saturated paper hides the sensor's noise
         ring_light = np.median(rings.mean(axis=1).reshape(g, -1), axis=1)
         board_chroma = np.median(chroma(np.vstack([rings, board])), axis=0)
+        ring_foreign = _contiguous(
+            _off_board(
+                chroma(rings), rings.mean(axis=1), board_chroma, ring_light[self.rings.owner], noise
+            ).reshape(g, -1)
+        )
+        clear = self._clear_of_tokens(pose)
+        ring_share = (ring_foreign & clear).sum(axis=1) / np.maximum(clear.sum(axis=1), 1)
         offsets = np.zeros((g, 2))
         for _ in range(self.recentre):
             kinds, presence = self._classify(
                 self._sample_faces(frame, pose, ref, offsets), ring_light
             )[:2]
-            offsets = offsets + self._recentre(kinds, presence)
+            offsets = offsets + self._recentre(kinds, presence, ring_share >= NEXT_TO_HAND)
         faces = self._sample_faces(frame, pose, ref, offsets)
         kinds, presence, foreign = self._classify(faces, ring_light, board_chroma, noise)
-        ring_foreign = _off_board(
-            chroma(rings), rings.mean(axis=1), board_chroma, ring_light[self.rings.owner], noise
-        ).reshape(g, -1)
-        clear = self._clear_of_tokens(pose)
         frame_foreign = _clustered(
             _off_board(
                 chroma(board), board.mean(axis=1), board_chroma, np.median(ring_light), noise
@@ -240,7 +245,7 @@ class GobsmackedReader(Reader):
             presence=presence,
             rim=(kinds[:, self.zones["annulus"]] == FACE).mean(axis=1),
             foreign=foreign,
-            ring_foreign=(ring_foreign & clear).sum(axis=1) / np.maximum(clear.sum(axis=1), 1),
+            ring_foreign=ring_share,
             frame_foreign=float(frame_foreign.mean()),
         )
 
@@ -308,13 +313,14 @@ class GobsmackedReader(Reader):
             slope = fit * np.minimum(1.0, MAX_TILT / np.maximum(tilt, 1e-9))[:, None]
         return level[:, None] + slope @ self.grid.T
 
-    def _recentre(self, kinds: np.ndarray, presence: np.ndarray) -> np.ndarray:
+    def _recentre(self, kinds: np.ndarray, presence: np.ndarray, hand: np.ndarray) -> np.ndarray:
         """How far (G x 2 mm) each token's motif centre lies from where it was sampled: the
         pose can be off by a few millimetres (lens distortion) and a token sits loosely in its
         hole. A plain motif (black or white at the centre) is followed outwards along every ray
         to its edge (an empty hole's dark depth counts as plain: it stays about put); the
-        centroid of that outline is its centre. Other holes move like their plain neighbours
-        (the pose's error varies smoothly over the board)."""
+        centroid of that outline is its centre. Other holes, and those with a ``hand`` next to
+        them (a finger over part of a motif cuts its outline: the centroid runs away from it),
+        move like their plain neighbours (the pose's error varies smoothly over the board)."""
         g = len(self.names)
         k = kinds.reshape(g, len(self.radii), ANGLES)
         look = self.ref_look
@@ -341,7 +347,7 @@ class GobsmackedReader(Reader):
         cy = ((y + yn) * cross).sum(axis=1) / (6 * area)
         # an outline much smaller than a motif is a motif only partly seen (a light falling
         # off across a white motif): no centre from it
-        plain &= area >= 0.6 * self.motif_area
+        plain &= (area >= 0.6 * self.motif_area) & ~hand
         shift = np.column_stack([cx, cy])
         shift *= np.minimum(1.0, MAX_SHIFT_MM / np.maximum(np.linalg.norm(shift, axis=1), 1e-9))[
             :, None
@@ -389,10 +395,10 @@ class GobsmackedReader(Reader):
         best = loglik.argmax(axis=1)
         z = np.where(self.vague[best], 0.0, (features - self.mean[best]) / self.sigma[best])
         misfit = np.sqrt((z * z).sum(axis=1))
-        on_board = meas.frame_foreign >= 0.005 or bool((meas.ring_foreign >= 0.2).any())
+        on_board = meas.frame_foreign >= 0.005 or bool((meas.ring_foreign >= NEXT_TO_HAND).any())
         covered = meas.foreign >= self.foreign_at
         # next to a hand (its ring on the board's face foreign), a hole needs less to doubt
-        touched = (meas.ring_foreign >= 0.2) & (meas.foreign >= self.foreign_at / 3)
+        touched = (meas.ring_foreign >= NEXT_TO_HAND) & (meas.foreign >= self.foreign_at / 3)
         touched |= (meas.ring_foreign >= 0.35) & (misfit >= self.misfit_at / 2)
         # a finger across an empty hole can pass for a token: next to a hand, a token must
         # show its whole bare rim, as bright as a token's face
@@ -505,6 +511,13 @@ def _off_board(
     steady = 1.5 * noise / np.maximum(light, 1e-3)
     far = np.linalg.norm(c - board, axis=-1) >= np.maximum(0.12, steady)
     return far & (light >= 0.15 * np.asarray(board_light))
+
+
+def _contiguous(flags: np.ndarray) -> np.ndarray:
+    """``flags`` of ring points (G x points, in order around each ring) kept where a neighbour
+    on the ring is flagged too: a hand covers an arc of the ring, the chroma noise of a dim
+    board scatters single points."""
+    return flags & (np.roll(flags, 1, axis=1) | np.roll(flags, -1, axis=1))
 
 
 def _polar(radii: np.ndarray, angles: np.ndarray) -> np.ndarray:
