@@ -153,14 +153,11 @@ class BoardPlacement:
         px = top.to_image(self._samples.reshape(-1, 2)).astype(np.float32)
         h, w = frame.shape[:2]
         inside = (px[:, 0] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] >= 0) & (px[:, 1] < h - 1)
-        grey = (
-            cv2.remap(frame, px[:, None, 0], px[:, None, 1], cv2.INTER_LINEAR)
-            .reshape(-1, 3)
-            .astype(np.float32)
-            .mean(axis=1)
-        )
         shape = self._samples.shape[:3]
-        profiles = grey.reshape(shape).mean(axis=1)
+        colours = cv2.remap(frame, px[:, None, 0], px[:, None, 1], cv2.INTER_LINEAR)
+        # the grey of every profile point, averaged over the parallel lines
+        profiles = colours.reshape(*shape, -1).sum(axis=(1, 3), dtype=np.float32)
+        profiles /= shape[1] * colours.shape[-1]
         found = self._edges(profiles) - foot
         ok = inside.reshape(shape).all(axis=(1, 2)) & np.isfinite(found)
         if ok.sum() < 4:
