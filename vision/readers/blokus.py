@@ -258,47 +258,17 @@ class BlokusReader(Reader):
         return blind | (rise >= np.minimum(expected, 0.3 * typical))
 
     def _hidden(self, evidence: Evidence, tiles: np.ndarray, lined: np.ndarray) -> frozenset[str]:
-        """Squares under a hand or an object.
-
-        Unreadable squares (no class fits, or many foreign points, or a piece's colour
-        faded or patchy in the shade: skin, see ``SHADED``; or both pieces' colours in
-        full: a square holds one piece) are hidden, and so is
-        every *suspect* square connected to them or to a covered tile of the board's frame:
-        partly foreign, poorly explained, explained by two classes (part board, part a
-        fingertip), an orange piece read only from its glare-faded
-        colour (pale skin looks like that; a glare spot alone touches no covered square), an
-        empty square none of whose grid lines shows (a hand of the board's colour), or one
-        with a trace of a piece's full colour (a piece peeping out from under a pale fingertip)
-        or darker than half the typical empty square (a dark sleeve, dark skin). What the
-        hidden squares enclose is hidden too."""
+        """Squares under a hand or an object: the unreadable ones (:meth:`_unreadable`), and
+        every suspect one (:meth:`_suspect`) connected to them, to a covered tile of the
+        board's frame or to a blob of line-less squares reaching the board's edge (an arm of
+        the board's own grey). What the hidden squares enclose is hidden too."""
         names = self.samples.names
-        scores, foreign, solid = evidence.scores, evidence.foreign, evidence.solid
-        best = scores.max(axis=1)
-        kind = scores.argmax(axis=1)
-        faded = (kind == 1) & ~solid[:, 0]
+        kind = evidence.scores.argmax(axis=1)
         empty = kind == 0
         empty_light = float(np.median(evidence.light[empty])) if empty.any() else 0.0
-        # a piece clearly darker than its own plastic is in a shadow, which keeps its colour
-        # in every point; glare fades a colour by adding white, which makes it lighter: a
-        # faded or patchy piece colour that dark is neither but skin (dark, or shaded)
-        dim = kind > 0
-        shade = self.SHADED * self.piece_light[kind[dim] - 1] * empty_light
-        dim[dim] = evidence.light[dim] < shade
-        murky = dim & (faded | (evidence.trace < self.PATCHY))
-        # a square holds one piece: both colours in full on it is skin beside a piece
-        mixed = solid.all(axis=1)
-        foreign_like = (best < 0.3) | (foreign >= 0.3) | murky | mixed
+        foreign_like = self._unreadable(evidence, empty_light)
         unlined = empty & ~lined.any(axis=1)
-        # two empty squares side by side show the line between them: an empty square
-        # missing two such lines is under something of the board's grey
-        across = np.where(self._across >= 0, empty[np.maximum(self._across, 0)], False)
-        seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
-        darker = evidence.light < self.DARK * empty_light
-        odd = empty & ((evidence.trace >= self.TRACE) | darker)
-        # two classes explaining a square well: part board, part something over it
-        torn = np.sort(scores, axis=1)[:, -2] >= 0.5
-        unclear = torn | (foreign >= 0.1) | (best < 0.75)
-        suspect = foreign_like | faded | unclear | unlined | seamless | odd
+        suspect = foreign_like | unlined | self._suspect(evidence, lined, empty_light)
         seeds = {names[i] for i in np.flatnonzero(foreign_like)}
         for tile in np.flatnonzero(tiles):
             seeds.update(n for n in self._next_to_tile[tile] if suspect[names.index(n)])
@@ -310,6 +280,45 @@ class BlokusReader(Reader):
                 seeds |= blob
         hidden = grow_region(seeds, {names[i] for i in np.flatnonzero(suspect)}, self.neighbours)
         return hidden | self._enclosed(hidden)
+
+    def _unreadable(self, evidence: Evidence, empty_light: float) -> np.ndarray:
+        """Per square, whether it cannot be read: no class fits, many foreign points, a
+        piece's colour faded or patchy in the shade, or both pieces' colours in full.
+
+        A piece clearly darker than its own plastic (``SHADED``; ``empty_light`` is the
+        typical empty square's lightness) is in a shadow, which keeps its colour in every
+        point, and glare fades a colour by adding white, which makes it lighter: a faded or
+        patchy piece colour that dark is neither but skin (dark, or shaded). A square holds
+        one piece: both colours in full on it is skin beside a piece."""
+        scores, solid = evidence.scores, evidence.solid
+        kind = scores.argmax(axis=1)
+        faded = (kind == 1) & ~solid[:, 0]
+        dim = kind > 0
+        shade = self.SHADED * self.piece_light[kind[dim] - 1] * empty_light
+        dim[dim] = evidence.light[dim] < shade
+        murky = dim & (faded | (evidence.trace < self.PATCHY))
+        unfit = (scores.max(axis=1) < 0.3) | (evidence.foreign >= 0.3)
+        return unfit | murky | solid.all(axis=1)
+
+    def _suspect(self, evidence: Evidence, lined: np.ndarray, empty_light: float) -> np.ndarray:
+        """Per square, whether it may be under something: partly foreign, poorly explained,
+        explained by two classes (part board, part a fingertip), an orange piece read only
+        from its glare-faded colour (pale skin looks like that; a glare spot alone touches no
+        covered square), an empty square missing the lines it shares with two empty
+        neighbours (two empty squares side by side show the line between them), or one with
+        a trace of a piece's full colour (a piece peeping out from under a pale fingertip) or
+        darker than half the typical empty square (a dark sleeve, dark skin)."""
+        scores = evidence.scores
+        kind = scores.argmax(axis=1)
+        empty = kind == 0
+        faded = (kind == 1) & ~evidence.solid[:, 0]
+        torn = np.sort(scores, axis=1)[:, -2] >= 0.5
+        unclear = torn | (evidence.foreign >= 0.1) | (scores.max(axis=1) < 0.75)
+        across = np.where(self._across >= 0, empty[np.maximum(self._across, 0)], False)
+        seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
+        darker = evidence.light < self.DARK * empty_light
+        odd = empty & ((evidence.trace >= self.TRACE) | darker)
+        return faded | unclear | seamless | odd
 
     def _enclosed(self, hidden: frozenset[str]) -> frozenset[str]:
         """Squares cut off from the board's edge by ``hidden`` ones (4-connected): a hand has
