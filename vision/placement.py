@@ -180,16 +180,17 @@ class BoardPlacement:
         floor = np.maximum(OUTER_SHARE * step.max(axis=1), 6.0 * noise)[:, None]
         padded = np.pad(step, ((0, 0), (1, 1)), constant_values=-np.inf)
         peak = (step >= padded[:, :-2]) & (step >= padded[:, 2:]) & (step >= floor)
-        best = np.where(peak.any(axis=1), step.shape[1] - 1 - peak[:, ::-1].argmax(axis=1), 0)
+        clear = peak.any(axis=1)
+        best = np.where(clear, step.shape[1] - 1 - peak[:, ::-1].argmax(axis=1), 0)
         rows = np.arange(len(step))
-        strength = np.where(peak.any(axis=1), step[rows, best], -np.inf)
+        strength = step[rows, best]
         # the peak between samples: a parabola through it and its neighbours
         left = step[rows, np.maximum(best - 1, 0)]
         right = step[rows, np.minimum(best + 1, step.shape[1] - 1)]
         bend = left - 2 * strength + right
         part = np.where(bend < 0, 0.5 * (left - right) / np.where(bend < 0, bend, -1.0), 0.0)
         edge = self._offsets[at - 1][best] + (0.5 + np.clip(part, -0.5, 0.5)) * STEP_MM
-        return np.where(np.isfinite(strength), edge, np.nan)
+        return np.where(clear, edge, np.nan)
 
     def _fit(
         self, points: np.ndarray, normals: np.ndarray, found: np.ndarray, sides: np.ndarray

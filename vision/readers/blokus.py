@@ -91,6 +91,16 @@ class Evidence(NamedTuple):
     #: median lightness of the square's points (reflectance)
     light: np.ndarray
 
+    @property
+    def kind(self) -> np.ndarray:
+        """Per square, the index in ``CLASSES`` of the class that explains it best."""
+        return self.scores.argmax(axis=1)
+
+    @property
+    def faded(self) -> np.ndarray:
+        """Per square, whether it reads orange from a faded colour only (not in full)."""
+        return (self.kind == 1) & ~self.solid[:, 0]
+
 
 class BoardLevel(NamedTuple):
     """The empty board's colour per square (G x 3, camera units) and the print's black (3)."""
@@ -263,8 +273,7 @@ class BlokusReader(Reader):
         board's frame or to a blob of line-less squares reaching the board's edge (an arm of
         the board's own grey). What the hidden squares enclose is hidden too."""
         names = self.samples.names
-        kind = evidence.scores.argmax(axis=1)
-        empty = kind == 0
+        empty = evidence.kind == 0
         empty_light = float(np.median(evidence.light[empty])) if empty.any() else 0.0
         foreign_like = self._unreadable(evidence, empty_light)
         unlined = empty & ~lined.any(axis=1)
@@ -290,15 +299,13 @@ class BlokusReader(Reader):
         point, and glare fades a colour by adding white, which makes it lighter: a faded or
         patchy piece colour that dark is neither but skin (dark, or shaded). A square holds
         one piece: both colours in full on it is skin beside a piece."""
-        scores, solid = evidence.scores, evidence.solid
-        kind = scores.argmax(axis=1)
-        faded = (kind == 1) & ~solid[:, 0]
+        kind = evidence.kind
         dim = kind > 0
         shade = self.SHADED * self.piece_light[kind[dim] - 1] * empty_light
         dim[dim] = evidence.light[dim] < shade
-        murky = dim & (faded | (evidence.trace < self.PATCHY))
-        unfit = (scores.max(axis=1) < 0.3) | (evidence.foreign >= 0.3)
-        return unfit | murky | solid.all(axis=1)
+        murky = dim & (evidence.faded | (evidence.trace < self.PATCHY))
+        unfit = (evidence.scores.max(axis=1) < 0.3) | (evidence.foreign >= 0.3)
+        return unfit | murky | evidence.solid.all(axis=1)
 
     def _suspect(self, evidence: Evidence, lined: np.ndarray, empty_light: float) -> np.ndarray:
         """Per square, whether it may be under something: partly foreign, poorly explained,
@@ -309,16 +316,14 @@ class BlokusReader(Reader):
         a trace of a piece's full colour (a piece peeping out from under a pale fingertip) or
         darker than half the typical empty square (a dark sleeve, dark skin)."""
         scores = evidence.scores
-        kind = scores.argmax(axis=1)
-        empty = kind == 0
-        faded = (kind == 1) & ~evidence.solid[:, 0]
+        empty = evidence.kind == 0
         torn = np.sort(scores, axis=1)[:, -2] >= 0.5
         unclear = torn | (evidence.foreign >= 0.1) | (scores.max(axis=1) < 0.75)
         across = np.where(self._across >= 0, empty[np.maximum(self._across, 0)], False)
         seamless = empty & (np.sum(across & ~lined, axis=1) >= 2)
         darker = evidence.light < self.DARK * empty_light
         odd = empty & ((evidence.trace >= self.TRACE) | darker)
-        return faded | unclear | seamless | odd
+        return evidence.faded | unclear | seamless | odd
 
     def _enclosed(self, hidden: frozenset[str]) -> frozenset[str]:
         """Squares cut off from the board's edge by ``hidden`` ones (4-connected): a hand has
