@@ -2,7 +2,8 @@
 ``docs/vision/synthetic.md``."""
 
 from .camera import Camera
+from .domain import Domain
 from .positions import random_position
 from .scene import Scene, random_board_shift, render_scene
 
-__all__ = ["Camera", "Scene", "random_board_shift", "random_position", "render_scene"]
+__all__ = ["Camera", "Domain", "Scene", "random_board_shift", "random_position", "render_scene"]

@@ -20,6 +20,7 @@ def random_camera(
     distortion: float | None,
     tilt_deg: float | None,
     max_tilt_deg: float,
+    zoom_range: tuple[float, float] = (1.0, 1.15),
 ) -> tuple[Camera, dict[str, Any]]:
     """A camera posed at a random tilt, azimuth and roll, as close as keeps the markers and
     board in view, then backed off a random bit."""
@@ -29,7 +30,7 @@ def random_camera(
     tilt = math.radians(rng.uniform(0, min(max_tilt_deg, 30.0 if upright else max_tilt_deg)))
     azimuth = rng.uniform(0, 2 * math.pi)
     roll = rng.normal(0, math.radians(3)) if upright else rng.uniform(0, 2 * math.pi)
-    zoom = rng.uniform(1.0, 1.15)
+    zoom = rng.uniform(*zoom_range)
     jitter = rng.uniform(-0.04, 0.04, 2)
     if distortion is not None:
         k = distortion

@@ -19,6 +19,7 @@ from ..geometry import BoardGeometry, load_geometry
 from ..placement import board_centre, rigid
 from .camera import Camera
 from .compose import apply_layer, background, board_sides, paste_plane, sheen
+from .domain import Domain
 from .hands import add_hand
 from .paint import Painter, densify
 from .photo import Look, develop
@@ -87,6 +88,7 @@ def render_scene(
     tilt_deg: float | None = None,
     max_tilt_deg: float = 35.0,
     board_shift: tuple[float, float, float] | None = None,
+    domain: Domain = Domain.NOMINAL,
 ) -> Scene:
     """Render ``cells`` (observation contents; missing cells are empty) of ``game``.
 
@@ -97,7 +99,8 @@ def render_scene(
     ``(dx, dy, degrees)`` places a board that lies on a mat off its printed outline (moved
     ``dx, dy`` mm, turned about its centre; :func:`random_board_shift` draws one from a seed);
     by default it lies exactly on it. The cells' names and the truth keep to the board; the
-    markers stay on the mat.
+    markers stay on the mat. ``domain`` sets the ranges of the randomisation (the camera's
+    distance and tilt, ...); ``max_tilt_deg`` caps the domain's tilt.
     """
     if size[0] % 2 or size[1] % 2 or min(size) < 16:
         raise ValueError(f"image size must be even and at least 16 pixels, not {size}")
@@ -110,7 +113,15 @@ def render_scene(
     upright = geometry.extra.get("orientation") == "upright"
     surface_z = -float(geometry.extra["board"]["thickness"])
 
-    camera, params = random_camera(geometry, size, rng, distortion, tilt_deg, max_tilt_deg)
+    camera, params = random_camera(
+        geometry,
+        size,
+        rng,
+        distortion,
+        tilt_deg,
+        min(max_tilt_deg, domain.max_tilt_deg),
+        domain.zoom,
+    )
     lamp = random_lamp(geometry, rng, upright)
     chance = rng.random()
     wants_hand = bool(chance < 0.4) if hand is None else hand
