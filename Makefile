@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench models clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,20 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2
 
+# Fit the readers' models (vision/models/) from vision/train/recipes.json in a venv of its own,
+# so that PyTorch never enters the test or demo environment.
+TRAIN_VENV := .venv-train
+$(TRAIN_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/pip install --quiet -e ".[train]"
+	touch $@
+
+models: $(TRAIN_VENV)/.installed
+	$(TRAIN_VENV)/bin/referee train
+
 bench: $(STAMP)
 	$(BIN)/referee bench engine
 
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) $(TRAIN_VENV) out

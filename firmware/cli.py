@@ -178,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
+
+    from vision.train.cli import add_parser as add_train
+
+    add_train(sub)
     return parser
 
 

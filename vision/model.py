@@ -1,0 +1,107 @@
+"""What a patch means: a fitted model over the patches of :mod:`vision.sampling`.
+
+A model is data, in ``vision/models/``: ``NAME.onnx`` (a small convolutional network, run with
+OpenCV's ``cv2.dnn``: no other runtime on the Pi) and ``NAME.json`` (the games it reads, its
+classes, the :class:`~vision.sampling.PatchSpec` it was fitted with, the *foreign* threshold
+and how it was trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a
+seed. Classes are strings: ``empty``, the game's contents (``orange``, ``white-3``,
+``black-circle``, an edge colour) and ``foreign`` (a hand, a sleeve, anything that is neither
+the board nor a piece).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .models import MODELS_DIR
+from .sampling import PatchSpec
+
+FOREIGN = "foreign"
+EMPTY = "empty"
+#: Version of the model file format this code reads.
+FORMAT = 1
+
+
+class ModelError(RuntimeError):
+    """A model file is missing or unreadable."""
+
+
+@dataclass(frozen=True, eq=False)
+class CellModel:
+    """A fitted patch classifier: :meth:`predict_proba` gives class probabilities per patch."""
+
+    name: str
+    games: tuple[str, ...]
+    classes: tuple[str, ...]
+    spec: PatchSpec
+    #: a target whose ``foreign`` probability reaches this is hidden (fitted on validation)
+    foreign_threshold: float
+    meta: dict[str, Any]
+    onnx: bytes
+
+    @property
+    def foreign(self) -> int:
+        """Column of the ``foreign`` class."""
+        return self.classes.index(FOREIGN)
+
+    @classmethod
+    def load(cls, path: str | Path) -> CellModel:
+        """The model of ``NAME.json`` (and the ``NAME.onnx`` beside it)."""
+        path = Path(path)
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            onnx = path.with_suffix(".onnx").read_bytes()
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot read model {path}: {exc}") from None
+        if meta.get("format") != FORMAT:
+            raise ModelError(f"model {path} has format {meta.get('format')}, not {FORMAT}")
+        return cls(
+            name=path.stem,
+            games=tuple(meta["games"]),
+            classes=tuple(meta["classes"]),
+            spec=PatchSpec.from_json(meta["patch"]),
+            foreign_threshold=float(meta["foreign_threshold"]),
+            meta=meta,
+            onnx=onnx,
+        )
+
+    def network(self) -> cv2.dnn.Net:
+        """A new OpenCV network of this model (one per thread: a net is not thread-safe)."""
+        return _network(self.onnx)
+
+    def predict_proba(self, patches: np.ndarray, net: cv2.dnn.Net | None = None) -> np.ndarray:
+        """Class probabilities (N x K float64) of patches (N x C x px x px float32)."""
+        if len(patches) == 0:
+            return np.zeros((0, len(self.classes)))
+        net = net if net is not None else self.network()
+        net.setInput(np.ascontiguousarray(patches, dtype=np.float32))
+        logits = net.forward().astype(np.float64).reshape(len(patches), -1)
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=1, keepdims=True)
+
+
+def _network(onnx: bytes) -> cv2.dnn.Net:
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(onnx, dtype=np.uint8))
+    return net
+
+
+@cache
+def model_for(game: str, directory: str | None = None) -> CellModel:
+    """The model that reads ``game`` (from ``vision/models/`` unless ``directory`` is given)."""
+    folder = Path(directory) if directory else MODELS_DIR
+    for path in sorted(folder.glob("*.json")):
+        try:
+            games = json.loads(path.read_text(encoding="utf-8")).get("games", ())
+        except (OSError, ValueError):
+            continue
+        if game in games:
+            return CellModel.load(path)
+    raise ModelError(f"no model for {game} in {folder}: run `referee train {game}`")

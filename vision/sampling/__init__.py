@@ -1,0 +1,183 @@
+"""Where a model looks: fixed-size patches of every cell, rectified through the board's pose.
+
+A :class:`PatchSpec` (stored in the model file, so sampling and model always agree) says how big
+a patch is on the board, how many pixels it has and on which planes above the playing surface it
+is taken (one 3-channel view per plane: the tops of tall pieces stand out of the board, and each
+plane's view is sharp for what lies at its height). :class:`PatchSampler` turns a frame and a
+:class:`~vision.locate.BoardPose` into an ``N x C x px x px`` float32 array of reflectances
+(0 = the markers' black, 1 = the mat's white paper, local light removed), one row per *target*:
+a cell, or for Spectrangle one edge of a cell, turned so that the edge is at the bottom.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..geometry import BoardGeometry
+from ..locate import BoardPose
+from ..readers.common import MatReference, Reference, Region, board_height, plane_pose
+
+#: Spectrangle edges, in the order of a cell's targets.
+EDGES = ("left", "right", "base")
+
+
+@dataclass(frozen=True)
+class PatchSpec:
+    """How a model sees its targets: ``kind`` ``square`` (a square of ``size_mm`` around each
+    cell's centre) or ``edge`` (each edge of a triangular cell at the bottom of a square of
+    ``size_mm`` times the cell's side); ``px`` pixels a side; ``heights_mm`` the planes above the
+    playing surface, one view (3 channels) each."""
+
+    kind: str
+    size_mm: float
+    px: int
+    heights_mm: tuple[float, ...] = (0.0,)
+
+    @property
+    def channels(self) -> int:
+        """Channels of one patch (3 per plane)."""
+        return 3 * len(self.heights_mm)
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as stored in a model file."""
+        return {
+            "kind": self.kind,
+            "size_mm": self.size_mm,
+            "px": self.px,
+            "heights_mm": list(self.heights_mm),
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> PatchSpec:
+        """The spec of a model file."""
+        return cls(
+            str(obj["kind"]),
+            float(obj["size_mm"]),
+            int(obj["px"]),
+            tuple(float(h) for h in obj.get("heights_mm", (0.0,))),
+        )
+
+
+@dataclass(frozen=True)
+class Target:
+    """One patch: ``cell`` (and ``part``, the edge for ``edge`` patches) and ``affine``, the 2x3
+    map from patch coordinates (0..1 across and down) to board mm."""
+
+    cell: str
+    part: str
+    affine: np.ndarray
+
+
+def _square_targets(geometry: BoardGeometry, size_mm: float) -> list[Target]:
+    out = []
+    for cell in geometry.cells:
+        cx, cy = cell.center
+        h = size_mm / 2
+        affine = np.array([[size_mm, 0.0, cx - h], [0.0, size_mm, cy - h]])
+        out.append(Target(cell.name, "", affine))
+    return out
+
+
+def triangle_edge(polygon: np.ndarray, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The end points of a triangular cell's ``left``, ``right`` or ``base`` edge (the spec:
+    the base is the horizontal edge, left and right the slanted ones by their middles' x)."""
+    edges = [(polygon[i], polygon[(i + 1) % 3]) for i in range(3)]
+    base = min(edges, key=lambda e: abs(e[0][1] - e[1][1]))
+    slanted = sorted((e for e in edges if e is not base), key=lambda e: e[0][0] + e[1][0])
+    return {"base": base, "left": slanted[0], "right": slanted[1]}[side]
+
+
+def _edge_targets(geometry: BoardGeometry, scale: float) -> list[Target]:
+    """Each edge of each triangle, at the bottom of its patch, the opposite corner at the top,
+    the cell filling ``1 / scale`` of the patch."""
+    side = 1.0 / scale
+    top = 0.5 - side * math.sqrt(3) / 4
+    bottom = 0.5 + side * math.sqrt(3) / 4
+    canon = np.float32([[0.5 - side / 2, bottom], [0.5 + side / 2, bottom], [0.5, top]])
+    out = []
+    for cell in geometry.cells:
+        poly = np.asarray(cell.polygon, dtype=np.float64)
+        for part in EDGES:
+            a, b = triangle_edge(poly, part)
+            c = next(p for p in poly if not (np.allclose(p, a) or np.allclose(p, b)))
+            # keep the patch unmirrored: the corner opposite the edge is on the left of a -> b
+            # as the patch's apex is on the left of its bottom edge drawn left to right
+            if (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) > 0:
+                a, b = b, a
+            affine = cv2.getAffineTransform(canon, np.float32([a, b, c])).astype(np.float64)
+            out.append(Target(cell.name, part, affine))
+    return out
+
+
+class PatchSampler:
+    """Cuts every target's patch out of a frame (see the module docstring)."""
+
+    def __init__(self, geometry: BoardGeometry, spec: PatchSpec) -> None:
+        if spec.kind == "square":
+            self.targets = _square_targets(geometry, spec.size_mm)
+        elif spec.kind == "edge":
+            self.targets = _edge_targets(geometry, spec.size_mm)
+        else:
+            raise ValueError(f"unknown patch kind {spec.kind!r}")
+        self.geometry = geometry
+        self.spec = spec
+        self.surface_mm = board_height(geometry)
+        self.reference = MatReference(geometry)
+        n = spec.px
+        u = (np.arange(n) + 0.5) / n
+        gu, gv = np.meshgrid(u, u)
+        unit = np.column_stack([gu.ravel(), gv.ravel(), np.ones(n * n)])  # (px*px) x 3
+        #: board mm of every patch pixel, target after target ((T * px * px) x 2)
+        self.points = np.concatenate([unit @ t.affine.T for t in self.targets])
+        self.centres = np.array([t.affine @ [0.5, 0.5, 1.0] for t in self.targets])
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """The cell of every target, in order."""
+        return tuple(t.cell for t in self.targets)
+
+    def measure(self, frame: np.ndarray, pose: BoardPose) -> Reference:
+        """The frame's light, measured on the mat (pass it to :meth:`sample` to reuse it)."""
+        return self.reference.measure(frame, pose)
+
+    def sample(
+        self,
+        frame: np.ndarray,
+        pose: BoardPose,
+        reference: Reference | None = None,
+        targets: Sequence[int] | None = None,
+    ) -> np.ndarray:
+        """Patches (``N x C x px x px`` float32 reflectance) of every target (or of the
+        indices ``targets``) in ``frame`` (BGR) with the board at ``pose``."""
+        ref = reference if reference is not None else self.measure(frame, pose)
+        n = self.spec.px * self.spec.px
+        idx = np.arange(len(self.targets)) if targets is None else np.asarray(targets, dtype=int)
+        pts = self.points.reshape(len(self.targets), n, 2)[idx].reshape(-1, 2)
+        white = ref.white_at(self.centres[idx])
+        black = np.minimum(ref.black, 0.5 * white)
+        span = np.maximum(white - black, 1.0)
+        views = []
+        for height in self.spec.heights_mm:
+            plane = plane_pose(pose, self.surface_mm + height)
+            image_px = plane.to_image(pts)
+            region = Region.around(frame, image_px, _shrink(image_px, self.spec.px))
+            colours = region.sample(image_px).reshape(len(idx), n, 3)
+            refl = (colours - black[:, None, :]) / span[:, None, :]
+            views.append(refl.reshape(len(idx), self.spec.px, self.spec.px, 3))
+        patches = np.concatenate(views, axis=3).transpose(0, 3, 1, 2)
+        return np.clip(patches, -0.5, 2.0).astype(np.float32)
+
+
+def _shrink(image_px: np.ndarray, px: int) -> int:
+    """The integer factor to shrink the frame by before sampling, so that neighbouring patch
+    pixels are about 1.5 frame pixels apart (less aliasing and noise when the board is close)."""
+    step = np.linalg.norm(image_px[1] - image_px[0])
+    if px > 1 and len(image_px) > px:
+        step = max(step, float(np.linalg.norm(image_px[px] - image_px[0])))
+    return max(1, int(step / 1.5))

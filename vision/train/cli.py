@@ -1,0 +1,57 @@
+"""``referee train [NAME ...]``: fit the readers' models from their recipes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..models import MODELS_DIR
+
+RECIPES = Path(__file__).with_name("recipes.json")
+
+
+def recipes() -> dict[str, dict]:
+    """Every model's recipe (``vision/train/recipes.json``)."""
+    return {
+        k: v for k, v in json.loads(RECIPES.read_text("utf-8")).items() if not k.startswith("_")
+    }
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Fit the named models (all by default) and write them to ``--out``."""
+    known = recipes()
+    names = args.names or list(known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        print(
+            f"referee: no recipe for {', '.join(unknown)}; known: {', '.join(known)}",
+            file=sys.stderr,
+        )
+        return 2
+    from .fit import train
+
+    for name in names:
+        train(
+            name,
+            known[name],
+            seed=args.seed,
+            scenes=args.scenes,
+            epochs=args.epochs,
+            out=Path(args.out),
+            workers=args.workers,
+        )
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``train`` sub-command."""
+    p = sub.add_parser("train", help="fit the readers' models (needs the [train] extra)")
+    p.add_argument("names", nargs="*", help=f"models to fit (default all of {RECIPES.name})")
+    p.add_argument("--seed", type=int, default=1, help="seed of the scenes and the fit")
+    p.add_argument("--scenes", type=int, help="rendered scenes (default: the recipe's)")
+    p.add_argument("--epochs", type=int, help="training epochs (default: the recipe's)")
+    p.add_argument("--workers", type=int, help="processes rendering scenes (default: all cores)")
+    p.add_argument("--out", default=str(MODELS_DIR), help="folder of the model files")
+    p.set_defaults(func=cmd_train)

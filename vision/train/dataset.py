@@ -1,0 +1,106 @@
+"""Labelled patches from rendered scenes, cut by the same locator and sampler as the reader."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from importlib import import_module
+from multiprocessing import get_context
+from typing import Any
+
+import numpy as np
+
+from ..geometry import load_geometry
+from ..locate import BoardLocator, BoardNotFound
+from ..model import FOREIGN
+from ..placement import rigid
+from ..sampling import PatchSampler, PatchSpec
+from ..synth import Domain, random_position, render_scene
+
+#: Standard deviation of the pose jitter added to the located pose (mm, degrees): the reader
+#: must not depend on the locator being perfect.
+JITTER = (0.4, 0.3)
+
+
+@dataclass(frozen=True)
+class Patches:
+    """Patches (N x C x px x px, float16), their class indices (N) and the scene of each."""
+
+    x: np.ndarray
+    y: np.ndarray
+    scene: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: Sequence[Patches]) -> Patches:
+        """All ``parts`` in one."""
+        return cls(
+            np.concatenate([p.x for p in parts]),
+            np.concatenate([p.y for p in parts]),
+            np.concatenate([p.scene for p in parts]),
+        )
+
+
+def reader_class(path: str) -> Any:
+    """The reader class of a recipe's ``module:Class``."""
+    module, name = path.split(":")
+    return getattr(import_module(module), name)
+
+
+def scene_patches(
+    recipe: dict[str, Any], index: int, seed: int, domain: Domain = Domain.TRAIN
+) -> Patches:
+    """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn)."""
+    games = recipe["games"]
+    game = games[index % len(games)]
+    geometry = load_geometry(game)
+    spec = PatchSpec.from_json(recipe["patch"])
+    classes = list(recipe["classes"])
+    rng = np.random.default_rng([seed, index])
+    cells = random_position(game, rng)
+    scene = render_scene(game, cells, seed * 1_000_003 + index, domain=domain)
+    try:
+        pose = BoardLocator([geometry]).locate(scene.image, 0.0)
+    except BoardNotFound:
+        return Patches(
+            np.zeros((0, spec.channels, spec.px, spec.px), np.float16), *[np.zeros(0)] * 2
+        )
+    if JITTER[0] > 0:
+        dx, dy = rng.normal(0.0, JITTER[0], 2)
+        turn = rng.normal(0.0, JITTER[1])
+        shift = rigid(dx, dy, turn, np.mean([c.center for c in geometry.cells], axis=0))
+        homography = pose.homography @ shift
+        pose = replace(pose, homography=homography, inverse=np.linalg.inv(homography))
+    sampler = PatchSampler(geometry, spec)
+    x = sampler.sample(scene.image, pose).astype(np.float16)
+    read = reader_class(recipe["reader"])
+    y = np.array(
+        [
+            classes.index(
+                FOREIGN if t.cell in scene.hidden else read.label(scene.cells[t.cell], t.part)
+            )
+            for t in sampler.targets
+        ]
+    )
+    return Patches(x, y, np.full(len(y), index))
+
+
+def _job(args: tuple[dict[str, Any], int, int, str]) -> Patches:
+    recipe, index, seed, domain = args
+    return scene_patches(recipe, index, seed, getattr(Domain, domain.upper()))
+
+
+def build(
+    recipe: dict[str, Any],
+    scenes: range,
+    seed: int,
+    domain: str = "train",
+    workers: int | None = None,
+) -> Patches:
+    """The patches of ``scenes`` (indices) rendered in ``domain``, on ``workers`` processes."""
+    jobs = [(recipe, i, seed, domain) for i in scenes]
+    workers = workers or os.cpu_count() or 1
+    if workers == 1:
+        return Patches.concat([_job(j) for j in jobs])
+    with get_context("fork").Pool(workers) as pool:
+        return Patches.concat(list(pool.imap(_job, jobs, chunksize=8)))

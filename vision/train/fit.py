@@ -1,0 +1,235 @@
+"""Fit a recipe's model: a small convolutional network over patches, exported to ONNX.
+
+The network is deliberately small (three 3x3 convolutions, a hidden layer): it runs on a Pi
+through ``cv2.dnn`` in a few milliseconds for a whole board. Training adds what the renderer may
+still miss: every turn of a square patch (a mirror for edge patches), per-channel gains, gamma,
+offsets and noise.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..model import FOREIGN, FORMAT
+from .dataset import Patches, build
+
+#: A clear cell called foreign costs this many hidden cells not flagged: a board reported
+#: occluded when it is not stops the game, a hand flagged on a neighbouring cell does not.
+FALSE_HAND_COST = 10.0
+#: Scenes of the validation split (rendered from other indices of the same domain).
+VALIDATION_SCENES = 0.15
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the message is the point
+        raise SystemExit(
+            "referee train needs PyTorch: pip install -e '.[train]' "
+            "(CPU wheels: --extra-index-url https://download.pytorch.org/whl/cpu)"
+        ) from None
+    return torch
+
+
+def network(channels: int, px: int, classes: int, width: int):
+    """The patch classifier (a ``torch.nn.Module``)."""
+    nn = _torch().nn
+    w = width
+    side = px // 8
+    return nn.Sequential(
+        nn.Conv2d(channels, w, 3, padding=1),
+        nn.BatchNorm2d(w),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(w, 2 * w, 3, padding=1),
+        nn.BatchNorm2d(2 * w),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(2 * w, 2 * w, 3, padding=1),
+        nn.BatchNorm2d(2 * w),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(2 * w * side * side, 4 * w),
+        nn.ReLU(),
+        nn.Dropout(0.2),
+        nn.Linear(4 * w, classes),
+    )
+
+
+def augment(x, kind: str, gen):
+    """Random turns/mirrors and photometric changes of a batch (N x C x px x px tensor)."""
+    torch = _torch()
+    n = x.shape[0]
+    if kind == "square":
+        k = int(torch.randint(0, 4, (1,), generator=gen))
+        x = torch.rot90(x, k, (2, 3))
+        if torch.rand(1, generator=gen) < 0.5:
+            x = torch.flip(x, (3,))
+    elif torch.rand(1, generator=gen) < 0.5:
+        x = torch.flip(x, (3,))
+    views = x.shape[1] // 3
+    gain = torch.exp(0.15 * torch.randn(n, 1, 1, 1, generator=gen))
+    tint = torch.exp(0.06 * torch.randn(n, 3, 1, 1, generator=gen)).repeat(1, views, 1, 1)
+    gamma = torch.exp(0.15 * torch.randn(n, 1, 1, 1, generator=gen))
+    x = torch.clamp(x, min=0.0) ** gamma * gain * tint
+    x = x + 0.03 * torch.randn(n, 1, 1, 1, generator=gen)
+    x = x + 0.015 * torch.randn(x.shape, generator=gen)
+    return x
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A fitted network and its figures on the validation split."""
+
+    net: Any
+    threshold: float
+    figures: dict[str, Any]
+
+
+def _predict(net, x: np.ndarray) -> np.ndarray:
+    torch = _torch()
+    net.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(x), 4096):
+            logits = net(torch.from_numpy(x[i : i + 4096].astype(np.float32)))
+            out.append(torch.softmax(logits, 1).numpy())
+    return np.concatenate(out) if out else np.zeros((0, 1))
+
+
+def foreign_threshold(probs: np.ndarray, y: np.ndarray, foreign: int) -> float:
+    """The foreign probability from which a target is hidden: the one with the least cost on
+    the validation patches (a clear target hidden costs :data:`FALSE_HAND_COST`, a foreign one
+    not hidden costs 1)."""
+    pf = probs[:, foreign]
+    is_f = y == foreign
+    grid = np.linspace(0.05, 0.95, 91)
+    cost = [FALSE_HAND_COST * np.sum(pf[~is_f] >= t) + np.sum(pf[is_f] < t) for t in grid]
+    return float(grid[int(np.argmin(cost))])
+
+
+def fit(recipe: dict[str, Any], train: Patches, valid: Patches, seed: int, epochs: int) -> Fitted:
+    """Fit the recipe's network on ``train``; threshold and figures from ``valid``."""
+    torch = _torch()
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    classes = recipe["classes"]
+    spec = recipe["patch"]
+    channels = 3 * len(spec["heights_mm"])
+    net = network(channels, spec["px"], len(classes), int(recipe.get("width", 16)))
+    x = torch.from_numpy(train.x.astype(np.float32))
+    y = torch.from_numpy(train.y.astype(np.int64))
+    counts = np.bincount(train.y, minlength=len(classes)).astype(np.float64)
+    weights = torch.tensor((counts.sum() / np.maximum(counts, 1.0) / len(classes)) ** 0.5)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weights.float(), label_smoothing=0.02)
+    batch = 256
+    steps = epochs * max(1, len(x) // batch)
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    start = time.perf_counter()
+    for epoch in range(epochs):
+        net.train()
+        order = torch.randperm(len(x), generator=gen)
+        total = 0.0
+        for i in range(0, len(x) - batch + 1, batch):
+            idx = order[i : i + batch]
+            xb = augment(x[idx], spec["kind"], gen)
+            loss = loss_fn(net(xb), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * batch
+        print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(x):.4f}", flush=True)
+    probs = _predict(net, valid.x)
+    foreign = classes.index(FOREIGN)
+    threshold = foreign_threshold(probs, valid.y, foreign)
+    hidden = probs[:, foreign] >= threshold
+    shown = np.where(np.arange(len(classes)) == foreign, -1.0, probs).argmax(axis=1)
+    clear = valid.y != foreign
+    figures = {
+        "fit_seconds": round(time.perf_counter() - start, 1),
+        "valid_patches": len(valid.y),
+        "valid_clear_accuracy": round(float(np.mean(shown[clear] == valid.y[clear])), 6),
+        "valid_clear_hidden": round(float(np.mean(hidden[clear])), 6),
+        "valid_foreign_hidden": round(float(np.mean(hidden[~clear])), 6)
+        if (~clear).any()
+        else None,
+    }
+    return Fitted(net, threshold, figures)
+
+
+def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: dict) -> Path:
+    """Write ``out/NAME.onnx`` and ``out/NAME.json``; return the JSON's path."""
+    torch = _torch()
+    spec = recipe["patch"]
+    channels = 3 * len(spec["heights_mm"])
+    net = fitted.net.eval()
+    dummy = torch.zeros(1, channels, spec["px"], spec["px"])
+    buf = io.BytesIO()
+    torch.onnx.export(
+        net,
+        (dummy,),
+        buf,
+        input_names=["patches"],
+        output_names=["logits"],
+        dynamic_axes={"patches": {0: "n"}, "logits": {0: "n"}},
+        opset_version=13,
+        dynamo=False,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.onnx").write_bytes(buf.getvalue())
+    meta = {
+        "format": FORMAT,
+        "games": recipe["games"],
+        "classes": recipe["classes"],
+        "patch": spec,
+        "foreign_threshold": round(fitted.threshold, 4),
+        "trained": {**info, **fitted.figures, "date": datetime.now(UTC).strftime("%Y-%m-%d")},
+    }
+    path = out / f"{name}.json"
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def train(
+    name: str,
+    recipe: dict[str, Any],
+    *,
+    seed: int = 1,
+    scenes: int | None = None,
+    epochs: int | None = None,
+    out: Path,
+    workers: int | None = None,
+) -> Path:
+    """Render, fit and export one model; return its JSON's path."""
+    torch = _torch()
+    torch.set_num_threads(workers or torch.get_num_threads())
+    n = int(scenes or recipe["scenes"])
+    n_valid = max(1, int(n * VALIDATION_SCENES))
+    start = time.perf_counter()
+    print(f"{name}: rendering {n} + {n_valid} scenes", flush=True)
+    data = build(recipe, range(n), seed, workers=workers)
+    valid = build(recipe, range(10_000_000, 10_000_000 + n_valid), seed, workers=workers)
+    render_s = time.perf_counter() - start
+    print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
+    fitted = fit(recipe, data, valid, seed, int(epochs or recipe["epochs"]))
+    info = {
+        "seed": seed,
+        "scenes": n,
+        "domain": "train",
+        "patches": len(data.y),
+        "render_seconds": round(render_s, 1),
+    }
+    path = export(fitted, recipe, name, out, info)
+    print(f"{name}: {json.dumps(fitted.figures)} threshold {fitted.threshold:.2f} -> {path}")
+    return path
