@@ -25,10 +25,12 @@ JITTER = (0.4, 0.3)
 
 @dataclass(frozen=True)
 class Patches:
-    """Patches (N x C x px x px, float16), their class indices (N) and the scene of each."""
+    """Patches (N x C x px x px, float16), their class indices (N), the class each would have
+    without the hand (``under``: what a reader must not misreport), and the scene of each."""
 
     x: np.ndarray
     y: np.ndarray
+    under: np.ndarray
     scene: np.ndarray
 
     @classmethod
@@ -37,6 +39,7 @@ class Patches:
         return cls(
             np.concatenate([p.x for p in parts]),
             np.concatenate([p.y for p in parts]),
+            np.concatenate([p.under for p in parts]),
             np.concatenate([p.scene for p in parts]),
         )
 
@@ -74,15 +77,12 @@ def scene_patches(
     sampler = PatchSampler(geometry, spec)
     x = sampler.sample(scene.image, pose).astype(np.float16)
     read = reader_class(recipe["reader"])
-    y = np.array(
-        [
-            classes.index(
-                FOREIGN if t.cell in scene.hidden else read.label(scene.cells[t.cell], t.part)
-            )
-            for t in sampler.targets
-        ]
+    under = np.array(
+        [classes.index(read.label(scene.cells[t.cell], t.part)) for t in sampler.targets]
     )
-    return Patches(x, y, np.full(len(y), index))
+    hidden = np.array([t.cell in scene.hidden for t in sampler.targets], dtype=bool)
+    y = np.where(hidden, classes.index(FOREIGN), under)
+    return Patches(x, y, under, np.full(len(y), index))
 
 
 def _job(args: tuple[dict[str, Any], int, int, str]) -> Patches:
