@@ -42,9 +42,9 @@ from engine import Observation, new_game
 from engine.core import Content
 
 from .geometry import BoardGeometry, load_geometry
-from .locate import BoardLocator, BoardNotFound
+from .locate import BoardLocator, BoardNotFound, BoardPose
 from .pipeline import SETTLED, VisionPipeline
-from .readers import reader_for
+from .readers import Reader, reader_for
 from .synth import Scene, random_board_shift, random_position, render_scene
 
 BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
@@ -176,6 +176,38 @@ def board_right(
     return not board_errors(geometry, truth, hidden, occluded, obs)
 
 
+@dataclass(frozen=True)
+class TimedRead:
+    """One image read as the benchmark reads it, and how long each part took (ms)."""
+
+    observation: Observation
+    pose: BoardPose
+    first_ms: float
+    frame_ms: float
+    warp_ms: float
+
+
+def timed_read(image: np.ndarray, geometry: BoardGeometry, reader: Reader) -> TimedRead:
+    """Read ``image`` through the real path: a fresh locator (its first frame timed with the
+    read: ``first_ms``), then the same image as the camera keeps filming it, the markers tracked;
+    the last of those frames is the one read and timed (``frame_ms``), and ``warp_ms`` times
+    one full-frame ``cv2.warpPerspective`` of it. Raises :class:`BoardNotFound`."""
+    locator = BoardLocator([geometry])
+    start = time.perf_counter()
+    reader.read(image, locator.locate(image, 0.0))
+    first_ms = (time.perf_counter() - start) * 1000.0
+    for k in range(1, TRACKED_FRAMES):  # the camera keeps looking at the same board
+        locator.locate(image, k / FPS)
+    start = time.perf_counter()
+    pose = locator.locate(image, TRACKED_FRAMES / FPS)
+    obs = reader.read(image, pose)
+    frame_ms = (time.perf_counter() - start) * 1000.0
+    start = time.perf_counter()
+    cv2.warpPerspective(image, pose.homography, (image.shape[1], image.shape[0]))
+    warp_ms = (time.perf_counter() - start) * 1000.0
+    return TimedRead(obs, pose, first_ms, frame_ms, warp_ms)
+
+
 def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bool:
     """True if the pipeline reports ``settled`` while the hand is over the board."""
     pipeline = VisionPipeline(game)
@@ -229,27 +261,17 @@ def bench_game(
         scene = _render(game, cells, seed * 1000 + i, misplaced)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         visible = [n for n in truth if n not in scene.hidden]
-        locator = BoardLocator([geometry])
-        start = time.perf_counter()
         try:
-            reader.read(scene.image, locator.locate(scene.image, 0.0))
-            first_ms.append((time.perf_counter() - start) * 1000.0)
-            for k in range(1, TRACKED_FRAMES):  # the camera keeps looking at the same board
-                locator.locate(scene.image, k / FPS)
-            start = time.perf_counter()
-            pose = locator.locate(scene.image, TRACKED_FRAMES / FPS)
-            obs = reader.read(scene.image, pose)
+            timed = timed_read(scene.image, geometry, reader)
         except BoardNotFound as exc:
             not_found += 1
             total += len(visible)
             failures.append((i, f"board not found: {exc.reason}"))
             continue
-        frame_ms.append((time.perf_counter() - start) * 1000.0)
-        start = time.perf_counter()
-        cv2.warpPerspective(
-            scene.image, pose.homography, (scene.image.shape[1], scene.image.shape[0])
-        )
-        warp_ms.append((time.perf_counter() - start) * 1000.0)
+        obs, pose = timed.observation, timed.pose
+        first_ms.append(timed.first_ms)
+        frame_ms.append(timed.frame_ms)
+        warp_ms.append(timed.warp_ms)
         drawn = scene.cell_centers()
         seen = pose.surface().to_image(centres)
         locate_px.append(float(np.linalg.norm(seen - [drawn[n] for n in names], axis=1).max()))
