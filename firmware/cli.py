@@ -77,6 +77,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .bench_loop import cmd_bench_loop
 
         return cmd_bench_loop(args)
+    if args.photos is not None:
+        if args.target != "vision":
+            print("referee: --photos is for the vision benchmark", file=sys.stderr)
+            return 2
+        from vision.bench_photos import cmd_bench_photos
+
+        return cmd_bench_photos(args)
     if args.target == "vision":
         from vision.bench import BENCH_GAMES as VISION_GAMES
         from vision.bench import bench_game as bench_vision
@@ -168,12 +175,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenes", type=int, default=200, help="rendered scenes per game (vision)")
     p.add_argument("--seed", type=int, default=2026, help="seed of the scene corpus (vision)")
     p.add_argument(
-        "--failures", action="store_true", help="list the scenes not read right (vision, stderr)"
+        "--failures",
+        action="store_true",
+        help="list the scenes (or photos) not read right (vision, stderr)",
     )
     p.add_argument(
         "--misplaced",
         action="store_true",
         help="boards lie a few mm and degrees off their outline on the mat (vision)",
+    )
+    p.add_argument(
+        "--photos",
+        metavar="DIR",
+        help="score the labelled photos in DIR (and its subfolders) instead of rendered scenes",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")
