@@ -90,6 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         game=game,
         journal_dir=config.journal.directory.expanduser(),
         records_dir=config.journal.records.expanduser(),
+        frames_dir=config.record.frames_dir(config.journal),
         actions=actions,
         alarm=_alarm(config),
         settle_time=config.vision.settle_seconds,

@@ -115,6 +115,21 @@ class JournalConfig:
 
 
 @dataclass(frozen=True)
+class RecordConfig:
+    """``[record]``: whether (and where) the frame of every accepted position is saved."""
+
+    frames: bool = field()
+    dir: str = field()
+
+    def frames_dir(self, journal: JournalConfig) -> Path | None:
+        """Where the frames go (``dir``, or ``frames`` in the journal's folder when ``dir`` is
+        empty); ``None`` when ``frames`` is off."""
+        if not self.frames:
+            return None
+        return Path(self.dir).expanduser() if self.dir else journal.directory / "frames"
+
+
+@dataclass(frozen=True)
 class GameConfig:
     """``[game]``: the game selected at start-up."""
 
@@ -132,6 +147,7 @@ class Config:
     led: LedConfig
     vision: VisionConfig
     journal: JournalConfig
+    record: RecordConfig
     game: GameConfig
 
 

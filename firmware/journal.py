@@ -90,7 +90,7 @@ class Journal:
         header = {"journal": FORMAT, "version": VERSION, "game": game, "options": dict(options)}
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(path, _line(header))
+        write_atomically(path, _line(header))
         return cls(path)
 
     def record(self, outcome: Outcome) -> bool:
@@ -227,21 +227,26 @@ def save_record(
             break
     saved = SavedGame(directory / f"{name}.json", directory / f"{name}.jsonl")
     try:
-        _write_atomically(saved.replay, b"".join(_line(item) for item in replay_items(game)))
+        write_atomically(saved.replay, b"".join(_line(item) for item in replay_items(game)))
     except RefereeError as exc:
         raise FormatError(f"the game cannot be replayed from its record: {exc}") from None
-    _write_atomically(saved.record, json.dumps(game.to_record(), indent=1).encode() + b"\n")
+    write_atomically(saved.record, json.dumps(game.to_record(), indent=1).encode() + b"\n")
     return saved
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` by ``data`` all at once: a temporary file, fsync'ed, then renamed."""
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` all at once: a temporary file, fsync'ed, then renamed. On an
+    error (a full disk) the temporary file is removed and ``path`` is left as it was."""
     temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        with temporary.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
     directory = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(directory)  # make the rename itself durable

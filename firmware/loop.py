@@ -39,6 +39,7 @@ from . import screens
 from .actions import Action, Menu, MenuItem
 from .camera import ENDED
 from .journal import CURRENT, Journal, JournalError, SavedGame, save_record
+from .recorder import FrameRecorder
 
 
 class Phase(Enum):
@@ -75,7 +76,8 @@ class RefereeLoop:
     """Drives one appliance: ``camera.read()`` -> vision -> engine -> ``display.show``.
 
     ``actions`` is a callable returning the next queued :class:`Action` or ``None`` (GPIO buttons'
-    ``read``, or a keyboard/simulator); ``alarm`` is optional (buzzer/LED).
+    ``read``, or a keyboard/simulator); ``alarm`` is optional (buzzer/LED). With ``frames_dir``
+    the frame of every accepted position is saved there with its truth (:mod:`.recorder`).
     """
 
     #: Seconds without a board before the screen says so (a hand over every marker is brief).
@@ -92,6 +94,7 @@ class RefereeLoop:
         options: dict[str, Any] | None = None,
         journal_dir: str | Path = "out/journal",
         records_dir: str | Path = "out/records",
+        frames_dir: str | Path | None = None,
         actions: Callable[[], Action | None] | None = None,
         alarm: Any = None,
         settle_time: float = 0.4,
@@ -105,6 +108,7 @@ class RefereeLoop:
         self.journal_dir = Path(journal_dir)
         self.records_dir = Path(records_dir)
         self._saved: SavedGame | None = None  # the record of the finished game
+        self.recorder = FrameRecorder(frames_dir) if frames_dir is not None else None
         self.game_name = game
         self.vision = VisionPipeline(game, settle_time=settle_time)
         self.menu = Menu.main()
@@ -159,6 +163,7 @@ class RefereeLoop:
             self.press(action)
         ok, frame, t = self.camera.read()
         self._now = t
+        self._recorder_warning()
         self.status = getattr(getattr(self.camera, "status", None), "line", "")
         if not ok or frame is None:
             self._show_current()
@@ -229,6 +234,9 @@ class RefereeLoop:
             self.journal.record(outcome)  # durably, before anyone is shown the move
             if frame is not None and result is not None and result.pose is not None:
                 self.vision.calibrate(frame, result.pose, self.referee.game.view())
+        opening = v.kind == NO_CHANGE and self.phase == Phase.CHECK_BOARD
+        if (v.kind == MOVE or opening) and frame is not None and result is not None:
+            self._record(frame, result.t)
         if v.kind == ILLEGAL and self.phase != Phase.CHECK_BOARD:
             self._illegal = v
             self.phase = Phase.ILLEGAL
@@ -368,10 +376,36 @@ class RefereeLoop:
             game = referee.game
             self._show(screens.scoreboard(game.scores, game.to_move, status=self.status))
 
+    def _record(self, frame: np.ndarray, t: float) -> None:
+        """Save ``frame`` (captured at ``t``) with the position just accepted, if asked to."""
+        if self.recorder is None or self.referee is None:
+            return
+        game = self.referee.game
+        cells = game.observation_to_json(game.current_observation())["cells"]
+        self.recorder.save(
+            frame,
+            {
+                "game": game.name,
+                "cells": cells,
+                "occluded": False,
+                "occluded_cells": [],
+                "t": round(t, 3),
+            },
+        )
+
+    def _recorder_warning(self) -> None:
+        """Report the frame recorder's one warning (a full disk...), if it has met a problem."""
+        if self.recorder is not None and (warning := self.recorder.warning()):
+            self._report(f"warning: {warning}")
+
     def _report(self, text: str, outcome: Outcome | None = None) -> None:
         self.on_report(Report(self._now, self.phase, text, outcome))
 
     def close(self) -> None:
-        """Release the journal (the camera and display belong to the caller)."""
+        """Release the journal and finish saving frames (the camera and display belong to the
+        caller)."""
         if self.journal is not None:
             self.journal.close()
+        if self.recorder is not None:
+            self.recorder.close()
+            self._recorder_warning()
