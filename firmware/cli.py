@@ -85,29 +85,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         return cmd_bench_photos(args)
     if args.target == "vision":
-        from vision.bench import BENCH_GAMES as VISION_GAMES
-        from vision.bench import bench_game as bench_vision
+        from vision.bench import cmd_bench_vision
 
-        results = {}
-        for name in [args.game] if args.game else list(VISION_GAMES):
-            r = bench_vision(name, scenes=args.scenes, seed=args.seed, misplaced=args.misplaced)
-            results[name] = r.to_json()
-            if args.failures:
-                for index, what in r.failures:
-                    print(f"{name} scene {index}: {what}", file=sys.stderr, flush=True)
-            if not args.json:
-                print(
-                    f"{name:12s} cells {100 * r.cell_accuracy:7.3f} %  boards "
-                    f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
-                    f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
-                    f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
-                    f"not found {r.not_found}  cells placed within {r.locate_px:.2f} px "
-                    f"(p90 {r.locate_px_p90:.2f})",
-                    flush=True,
-                )
-        if args.json:
-            print(json.dumps({"games": results}))
-        return 0
+        return cmd_bench_vision(args)
     print(f"referee: unknown benchmark {args.target!r}", file=sys.stderr)
     return 2
 
@@ -188,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--photos",
         metavar="DIR",
         help="score the labelled photos in DIR (and its subfolders) instead of rendered scenes",
+    )
+    p.add_argument(
+        "--splits",
+        default="corpus,heldout",
+        help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
+        "models' training domain), heldout (ranges never fitted on); default corpus,heldout "
+        "(vision)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")

@@ -30,7 +30,10 @@ on the mat, as a board put down by hand does.
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
+import sys
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -45,7 +48,7 @@ from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
 from .pipeline import SETTLED, VisionPipeline
 from .readers import Reader, reader_for
-from .synth import Scene, random_board_shift, random_position, render_scene
+from .synth import Domain, Scene, random_board_shift, random_position, render_scene
 
 BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
 FPS = 10.0
@@ -222,32 +225,74 @@ def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bo
     return False
 
 
+#: The scene sets of the bench: the fixed corpus (the nominal look, as it always was), the
+#: models' training domain and the held-out domain (other ranges, never used for fitting or
+#: tuning), each from a stream of seeds of its own.
+SPLITS: dict[str, Domain] = {
+    "corpus": Domain.NOMINAL,
+    "train": Domain.TRAIN,
+    "heldout": Domain.HELDOUT,
+}
+
+
+def _stream(split: str, seed: int) -> tuple[np.random.Generator, int]:
+    """The generator of a split's positions and the first seed of its renders (the corpus's
+    as it always was; the other splits' seeds differ from the corpus's and the training's)."""
+    if split == "corpus":
+        return np.random.default_rng(seed), seed * 1000
+    stream = list(SPLITS).index(split)
+    return np.random.default_rng([seed, stream]), (seed * 1000) * 10 + stream
+
+
 def corpus_scene(
-    game: str, index: int, seed: int = 2026, hand: bool | None = None, misplaced: bool = False
+    game: str,
+    index: int,
+    seed: int = 2026,
+    hand: bool | None = None,
+    misplaced: bool = False,
+    split: str = "corpus",
 ) -> Scene:
-    """Scene ``index`` of the benchmark's corpus for ``seed`` (to look at a failure again)."""
-    rng = np.random.default_rng(seed)
+    """Scene ``index`` of the bench's ``split`` for ``seed`` (to look at a failure again)."""
+    rng, first = _stream(split, seed)
     for _ in range(index):
         random_position(game, rng)
-    return _render(game, random_position(game, rng), seed * 1000 + index, misplaced, hand)
+    cells = random_position(game, rng)
+    return _render(game, cells, _seed(split, first, index), misplaced, hand, SPLITS[split])
 
 
-def _render(game: str, cells: dict, seed: int, misplaced: bool, hand: bool | None = None) -> Scene:
-    """One corpus scene; ``misplaced``: the board lies off its outline on the mat."""
+def _seed(split: str, first: int, index: int) -> int:
+    return first + (index if split == "corpus" else 10 * index)
+
+
+def _render(
+    game: str,
+    cells: dict,
+    seed: int,
+    misplaced: bool,
+    hand: bool | None = None,
+    domain: Domain = Domain.NOMINAL,
+) -> Scene:
+    """One bench scene; ``misplaced``: the board lies off its outline on the mat."""
     shift = random_board_shift(seed, game) if misplaced else None
-    return render_scene(game, cells, seed, hand=hand, board_shift=shift)
+    return render_scene(game, cells, seed, hand=hand, board_shift=shift, domain=domain)
 
 
 def bench_game(
-    game: str, scenes: int = 200, seed: int = 2026, misplaced: bool = False
+    game: str,
+    scenes: int = 200,
+    seed: int = 2026,
+    misplaced: bool = False,
+    split: str = "corpus",
 ) -> VisionBench:
-    """Measure one game over ``scenes`` rendered scenes (``misplaced``: every board lies a few
-    mm and degrees off its outline on the mat, up to ``vision.synth.scene.MAX_BOARD_SHIFT``)."""
+    """Measure one game over ``scenes`` rendered scenes of ``split`` (:data:`SPLITS`;
+    ``misplaced``: every board lies a few mm and degrees off its outline on the mat, up to
+    ``vision.synth.scene.MAX_BOARD_SHIFT``)."""
     cv2.setNumThreads(1)
     geometry = load_geometry(game)
     codec = new_game(game)
     reader = reader_for(game, geometry)
-    rng = np.random.default_rng(seed)
+    rng, first = _stream(split, seed)
+    domain = SPLITS[split]
     right = total = boards_right = false_settled = not_found = hands = 0
     frame_ms: list[float] = []
     first_ms: list[float] = []
@@ -258,7 +303,7 @@ def bench_game(
     centres = np.array([c.center for c in geometry.cells])
     for i in range(scenes):
         cells = random_position(game, rng)
-        scene = _render(game, cells, seed * 1000 + i, misplaced)
+        scene = _render(game, cells, _seed(split, first, i), misplaced, domain=domain)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         visible = [n for n in truth if n not in scene.hidden]
         try:
@@ -284,7 +329,9 @@ def bench_game(
             failures.append((i, errors.describe()))
         if scene.occluded:
             hands += 1
-            clear = _render(game, cells, seed * 1000 + i, misplaced, hand=False).image
+            clear = _render(
+                game, cells, _seed(split, first, i), misplaced, hand=False, domain=domain
+            ).image
             false_settled += _settles_under_hand(game, clear, scene.image)
     return VisionBench(
         game=game,
@@ -301,3 +348,39 @@ def bench_game(
         locate_px=statistics.median(locate_px) if locate_px else float("nan"),
         locate_px_p90=float(np.percentile(locate_px, 90)) if locate_px else float("nan"),
     )
+
+
+def cmd_bench_vision(args: argparse.Namespace) -> int:
+    """``referee bench vision``: every game on every split asked for; ``--json`` prints
+    ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    unknown = [s for s in splits if s not in SPLITS]
+    if unknown or not splits:
+        print(
+            f"referee: unknown split {', '.join(unknown) or '(none)'}; "
+            f"choose from {', '.join(SPLITS)}",
+            file=sys.stderr,
+        )
+        return 2
+    out: dict[str, dict] = {}
+    for split in splits:
+        results = out.setdefault("games" if split == "corpus" else split, {})
+        for name in [args.game] if args.game else list(BENCH_GAMES):
+            r = bench_game(name, args.scenes, args.seed, args.misplaced, split)
+            results[name] = r.to_json()
+            if args.failures:
+                for index, what in r.failures:
+                    print(f"{split} {name} scene {index}: {what}", file=sys.stderr, flush=True)
+            if not args.json:
+                print(
+                    f"{split:8s} {name:12s} cells {100 * r.cell_accuracy:7.3f} %  boards "
+                    f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
+                    f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
+                    f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
+                    f"not found {r.not_found}  cells placed within {r.locate_px:.2f} px "
+                    f"(p90 {r.locate_px_p90:.2f})",
+                    flush=True,
+                )
+    if args.json:
+        print(json.dumps(out))
+    return 0
