@@ -2,30 +2,239 @@
 
 ``Domain.NOMINAL`` is the benchmark corpus's own look (it renders exactly the scenes it always
 has). ``Domain.TRAIN`` widens every range for fitting the readers' models, ``Domain.HELDOUT``
-draws from other ranges again (never used for fitting or tuning) to judge them.
+draws from other ranges again (never used for fitting or tuning) to judge them. A domain is
+plain data: ranges are ``(low, high)`` pairs drawn uniformly, chances are probabilities per
+scene, colours are ``"#rrggbb"``. The ``look`` colours of a board's geometry file are the priors
+of the colour randomisation, never thresholds. See ``docs/vision/synthetic.md``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
+
+Range = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class Domain:
-    """Ranges of the scene randomisation; the defaults are the nominal corpus."""
+    """Ranges of the scene randomisation; the defaults are the nominal corpus (nothing varied
+    beyond what the corpus always varied, no extra random numbers drawn)."""
 
     name: str = "nominal"
     #: camera distance as a multiple of the closest that keeps markers and board in view
-    zoom: tuple[float, float] = (1.0, 1.15)
+    zoom: Range = (1.0, 1.15)
     #: largest camera tilt from the board's normal (degrees; upright boards at most 30)
     max_tilt_deg: float = 35.0
+
+    # --- colours and artwork of the board and pieces (:mod:`.pieces`, :mod:`.textures`)
+    #: lightness factor of every ``look`` colour, one draw per colour per scene (one box)
+    lightness: Range = (1.0, 1.0)
+    #: hue turn of every ``look`` colour (degrees), one draw per colour per scene
+    hue_deg: Range = (0.0, 0.0)
+    #: saturation factor of every ``look`` colour, one draw per colour per scene
+    saturation: Range = (1.0, 1.0)
+    #: standard deviation of a further lightness factor per piece (pieces of one box differ)
+    piece_spread: float = 0.0
+    #: Gobsmacked motif area as a fraction of the token's face; empty: the geometry's coverage
+    motif_coverage: Range | tuple[()] = ()
+    #: Gobsmacked square motifs' corner radius as a fraction of their half side
+    motif_rounding: Range = (0.0, 0.0)
+    #: Gobblet piece profiles to choose from: ``bell``, ``dome``, ``cylinder``, ``knob``
+    bell_shapes: tuple[str, ...] = ("bell",)
+    #: wood tones of wooden boards and pieces (Gobblet); empty: the ``look`` colours
+    wood_tones: tuple[str, ...] = ()
+    #: contrast of the wood grain on a wooden board and its pieces (0: none)
+    grain: Range = (0.0, 0.0)
+    #: Spectrangle: radius of the white disc under a tile's value (mm; 0: no disc)
+    dot_mm: Range = (4.2, 4.2)
+    #: Spectrangle: height of the value on tiles and bonus cells, as a factor of the nominal
+    label_scale: Range = (1.0, 1.0)
+    #: Spectrangle: lightness of the bonus cells, as a factor of the board colour
+    bonus_light: Range = (1.6, 1.6)
+    #: Blokus: width of the bevel round a square's top, as a fraction of the half side
+    bevel: Range = (0.0, 0.0)
+
+    # --- light and camera response (:mod:`.photo`); empty ``curves``: the nominal 8-bit model
+    #: camera curves to choose from: ``srgb``, ``s-curve`` (sRGB and an S of ``curve_strength``),
+    #: ``gamma`` (a power ``1 / gamma``), ``filmic`` (ACES-like shoulder, then sRGB)
+    curves: tuple[str, ...] = ()
+    #: strength of the S-curve (0: none, 1: smoothstep); for ``filmic``, the pre-exposure
+    curve_strength: Range = (0.0, 0.0)
+    #: exponent of the ``gamma`` curve
+    gamma: Range = (2.2, 2.2)
+    #: colour temperature of the lamp (kelvin)
+    kelvin: Range = (5000.0, 5000.0)
+    #: fraction of the lamp's colour cast that the camera's white balance removes
+    white_balance: Range = (1.0, 1.0)
+    #: random white-balance error per channel (standard deviation of a gain factor)
+    white_balance_error: float = 0.0
+    #: chance of auto exposure (a percentile of the frame scaled to ``auto_target``)
+    auto_exposure: float = 0.0
+    #: (percentile, target linear level) of auto exposure
+    auto_target: Range = (95.0, 0.75)
+    #: exposure error in stops (after auto exposure, or of a fixed exposure)
+    exposure_ev: Range = (0.0, 0.0)
+    #: chance and amount (unsharp mask) of sharpening
+    sharpen: float = 0.0
+    sharpen_amount: Range = (0.0, 0.0)
+    #: chance of noise reduction (a bilateral filter) instead of sharpening
+    denoise: float = 0.0
+    #: chance and radius (px) of defocus (a disc blur)
+    defocus: float = 0.0
+    defocus_px: Range = (0.0, 0.0)
+    #: chance and length (px) of motion blur (a line in any direction)
+    motion: float = 0.0
+    motion_px: Range = (0.0, 0.0)
+    #: sensor noise: read noise (levels of 255) and shot noise at full scale
+    read_noise: Range = (0.0, 0.0)
+    shot_noise: Range = (0.0, 0.0)
+    #: chance of a JPEG round trip and its quality
+    jpeg: float = 0.0
+    jpeg_quality: Range = (55.0, 95.0)
+    #: glare on glossy faces: factor of the specular highlight, and the Phong exponent
+    glare: Range = (1.0, 1.0)
+    shininess: Range = (300.0, 1500.0)
+    #: pieces' shadows: darkness (0..1) and softness (blur sigma, half-resolution px)
+    shadow_dark: Range = (0.45, 0.45)
+    shadow_soft: Range = (1.5, 1.5)
+    #: chance of the shadow of an object off the frame across the scene, and its darkness
+    cast_shadow: float = 0.0
+    cast_shadow_dark: Range = (0.0, 0.0)
+
+    # --- hands and distractors (:mod:`.hands`)
+    #: skin tones to choose from; empty: ``hands.SKIN_TONES``
+    skin_tones: tuple[str, ...] = ()
+    #: sleeve colours to choose from; empty: ``hands.SLEEVES``
+    sleeves: tuple[str, ...] = ()
+    #: chance of a sleeve of any colour (random hue, saturation and value), or of a ``look``
+    #: colour of the board or pieces, instead of one of ``sleeves``
+    sleeve_any: float = 0.0
+    sleeve_look: float = 0.0
+    #: chance of a second hand, and of an arm only (the hand beyond the board)
+    two_hands: float = 0.0
+    arm_only: float = 0.0
+    #: chance of a phone or a cup beside the board, and of it reaching over the mat
+    distractor: float = 0.0
+    distractor_over_mat: float = 0.0
 
     NOMINAL: ClassVar[Domain]
     TRAIN: ClassVar[Domain]
     HELDOUT: ClassVar[Domain]
 
+    @property
+    def varied(self) -> bool:
+        """Whether anything beyond the camera pose differs from the nominal corpus."""
+        return replace(self, name="nominal", zoom=(1.0, 1.15), max_tilt_deg=35.0) != Domain()
+
 
 Domain.NOMINAL = Domain()
-Domain.TRAIN = Domain(name="train", zoom=(1.0, 1.8), max_tilt_deg=40.0)
-Domain.HELDOUT = Domain(name="heldout", zoom=(1.0, 1.8), max_tilt_deg=40.0)
+Domain.TRAIN = Domain(
+    name="train",
+    zoom=(1.0, 1.8),
+    max_tilt_deg=40.0,
+    lightness=(0.75, 1.25),
+    hue_deg=(-10.0, 10.0),
+    saturation=(0.8, 1.15),
+    piece_spread=0.04,
+    motif_coverage=(0.45, 0.70),
+    motif_rounding=(0.0, 0.5),
+    bell_shapes=("bell", "dome", "cylinder"),
+    wood_tones=("#c49a63", "#d8b27a", "#a8763f", "#e6c895", "#8a5a33", "#b98c5a"),
+    grain=(0.0, 0.12),
+    dot_mm=(0.0, 5.5),
+    label_scale=(0.7, 1.3),
+    bonus_light=(1.2, 2.0),
+    bevel=(0.0, 0.25),
+    curves=("srgb", "s-curve"),
+    curve_strength=(0.0, 0.6),
+    kelvin=(2700.0, 6500.0),
+    white_balance=(0.6, 1.0),
+    white_balance_error=0.05,
+    auto_exposure=0.7,
+    auto_target=(97.0, 0.8),
+    exposure_ev=(-1.0, 0.6),
+    sharpen=0.5,
+    sharpen_amount=(0.2, 1.0),
+    denoise=0.25,
+    defocus=0.3,
+    defocus_px=(0.5, 2.5),
+    motion=0.2,
+    motion_px=(1.0, 5.0),
+    read_noise=(0.5, 3.0),
+    shot_noise=(0.0, 4.0),
+    jpeg=0.7,
+    jpeg_quality=(45.0, 95.0),
+    glare=(0.3, 2.0),
+    shininess=(100.0, 1500.0),
+    shadow_dark=(0.2, 0.7),
+    shadow_soft=(0.7, 6.0),
+    cast_shadow=0.3,
+    cast_shadow_dark=(0.2, 0.6),
+    skin_tones=(
+        "#fbe3d3", "#f1c7a9", "#e0ac8a", "#c68a64", "#a86b48",
+        "#8c5535", "#6b3f26", "#4d2c1c", "#3a2116", "#2a1810",
+    ),
+    sleeves=("#202020", "#f0f0f0", "#1c2f5a", "#8a1c1c", "#3f6b3a", "#b0a090"),
+    sleeve_any=0.5,
+    sleeve_look=0.2,
+    two_hands=0.15,
+    arm_only=0.15,
+    distractor=0.35,
+    distractor_over_mat=0.4,
+)  # fmt: skip
+Domain.HELDOUT = Domain(
+    name="heldout",
+    zoom=(1.0, 1.8),
+    max_tilt_deg=40.0,
+    lightness=(0.7, 1.3),
+    hue_deg=(-13.0, 13.0),
+    saturation=(0.75, 1.2),
+    piece_spread=0.06,
+    motif_coverage=(0.42, 0.72),
+    motif_rounding=(0.1, 0.7),
+    bell_shapes=("knob", "dome"),
+    wood_tones=("#cfa36e", "#b07f4c", "#ecd2a2", "#7a4c2a"),
+    grain=(0.03, 0.15),
+    dot_mm=(2.0, 6.0),
+    label_scale=(0.6, 1.4),
+    bonus_light=(1.1, 2.2),
+    bevel=(0.05, 0.3),
+    curves=("filmic", "gamma"),
+    curve_strength=(0.6, 1.6),
+    gamma=(1.8, 2.4),
+    kelvin=(2600.0, 7000.0),
+    white_balance=(0.5, 0.95),
+    white_balance_error=0.06,
+    auto_exposure=0.6,
+    auto_target=(90.0, 0.6),
+    exposure_ev=(-1.2, 0.8),
+    sharpen=0.4,
+    sharpen_amount=(0.3, 1.2),
+    denoise=0.3,
+    defocus=0.3,
+    defocus_px=(0.5, 3.0),
+    motion=0.25,
+    motion_px=(1.0, 6.0),
+    read_noise=(1.0, 3.5),
+    shot_noise=(1.0, 5.0),
+    jpeg=0.8,
+    jpeg_quality=(40.0, 90.0),
+    glare=(0.5, 2.5),
+    shininess=(80.0, 1200.0),
+    shadow_dark=(0.25, 0.75),
+    shadow_soft=(0.5, 8.0),
+    cast_shadow=0.35,
+    cast_shadow_dark=(0.2, 0.65),
+    skin_tones=(
+        "#f6d6c2", "#e8bb9a", "#d49a74", "#b87a52", "#9a5f3c",
+        "#7c4a2d", "#5c3620", "#442818", "#301c12",
+    ),
+    sleeves=("#d8c27a", "#3a7ab8", "#c86a2a", "#6a3a8a", "#2a5a5a", "#e0a0b0", "#505a30"),
+    sleeve_any=0.3,
+    sleeve_look=0.3,
+    two_hands=0.2,
+    arm_only=0.2,
+    distractor=0.4,
+    distractor_over_mat=0.5,
+)  # fmt: skip

@@ -22,10 +22,11 @@ from .compose import apply_layer, background, board_sides, paste_plane, sheen
 from .domain import Domain
 from .hands import add_hand
 from .paint import Painter, densify
-from .photo import Look, develop
+from .photo import Look, develop, respond
 from .pieces import build_pieces
 from .pose import random_camera, random_lamp
 from .textures import board_texture, mat_texture, table_texture
+from .vary import Variation
 
 DEFAULT_SIZE = (1280, 960)
 #: The largest offset (mm, each axis) and turn (degrees) of a board put down on its mat.
@@ -110,6 +111,10 @@ def render_scene(
         raise ValueError(f"{game} has no cells {sorted(unknown)}")
     truth = {name: cells.get(name) for name in geometry.cell_names}
     rng = np.random.default_rng([seed, zlib.crc32(game.encode())])
+    vary = None
+    if domain.varied:
+        vary_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 2])
+        vary = Variation.draw(domain, geometry, vary_rng)
     upright = geometry.extra.get("orientation") == "upright"
     surface_z = -float(geometry.extra["board"]["thickness"])
 
@@ -131,6 +136,9 @@ def render_scene(
     shiny = float(rng.uniform(300, 1500))
     piece_rng = np.random.default_rng(rng.integers(2**63))
     develop_rng = np.random.default_rng(rng.integers(2**63))
+    shadow = (1.5, 0.45) if vary is None else (vary.shadow_soft, vary.shadow_dark)
+    if vary is not None:
+        shiny = vary.shininess
 
     image = background(camera, geometry, table)
     paste_plane(image, camera, mat_texture(game), 0.0)
@@ -148,20 +156,26 @@ def render_scene(
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"a cell content is not a {game} piece: {exc!r}") from None
     painter.cast(solids, surface_z)
-    apply_layer(painter.image, painter.shadow, 1.5, 0.45)
+    apply_layer(painter.image, painter.shadow, *shadow)
     if solids:
         depth = camera.depth(np.array([s.anchor for s in solids]))
         painter.draw([solids[i] for i in np.argsort(-depth, kind="stable")])
     sheen(painter, geometry, surface_z)
+    if vary is not None:
+        painter.glare[:] = cv2.multiply(painter.glare, vary.glare)
     apply_layer(painter.image, painter.glare, 1.5, 0.0)
     mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
-    if effects:
+    if effects and vary is not None:
+        image = respond(image, look, vary.response, develop_rng)
+    elif effects:
         image = develop(image, look, develop_rng)
     hidden, hidden_markers, occluded = _occlusion(geometry, camera, mat_camera, surface_z, mask)
     params.update(
         lamp=lamp.tolist(),
         hand=wants_hand,
         look=look.__dict__ if effects else None,
+        domain=domain.name,
+        response=vary.response.__dict__ if effects and vary is not None else None,
         board_shift=tuple(board_shift),
     )
     return Scene(

@@ -1,0 +1,113 @@
+"""One scene's draws from a :class:`~.domain.Domain`: the colours, artwork, light and camera that
+the renderer uses instead of the nominal ones.
+
+Drawn from a random stream of its own, so that a scene's other draws (camera, position, hand,
+nominal look) stay what they are without it.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..geometry import BoardGeometry
+from .domain import Domain
+from .photo import Response
+from .textures import rgb
+
+#: ``look`` entries that are not colours (or that name colours of artwork kept as printed).
+_NOT_COLOURS = frozenset({"glossy", "start_cells", "score_track"})
+
+
+def jitter(hex_color: str, light: float, hue_deg: float, sat: float) -> str:
+    """``hex_color`` with its lightness scaled by ``light``, hue turned by ``hue_deg`` and
+    saturation scaled by ``sat``."""
+    r, g, b = (c / 255 for c in rgb(hex_color))
+    hue, lum, s = colorsys.rgb_to_hls(r, g, b)
+    hue = (hue + hue_deg / 360) % 1.0
+    r, g, b = colorsys.hls_to_rgb(hue, min(1.0, lum * light), min(1.0, s * sat))
+    return "#" + "".join(f"{round(255 * c):02x}" for c in (r, g, b))
+
+
+def jitter_look(look: dict[str, Any], domain: Domain, rng: np.random.Generator) -> dict[str, Any]:
+    """A copy of a geometry's ``look`` with every colour drawn around its nominal value."""
+
+    def draw(color: str) -> str:
+        return jitter(
+            color,
+            rng.uniform(*domain.lightness),
+            rng.uniform(*domain.hue_deg),
+            rng.uniform(*domain.saturation),
+        )
+
+    out: dict[str, Any] = {}
+    for key, value in look.items():
+        if key in _NOT_COLOURS:
+            out[key] = value
+        elif isinstance(value, dict):
+            out[key] = {k: draw(v) for k, v in value.items()}
+        else:
+            out[key] = draw(value)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Variation:
+    """The drawn colours, artwork, light and camera of one scene (see :meth:`draw`)."""
+
+    domain: Domain
+    #: per-piece draws (tone spread, grain), in drawing order
+    rng: np.random.Generator
+    look: dict[str, Any]
+    wood: str | None
+    grain: float
+    grain_seed: int
+    bell: str
+    coverage: float | None
+    rounding: float
+    dot_mm: float
+    label_scale: float
+    bonus_light: float
+    bevel: float
+    glare: float
+    shininess: float
+    shadow_dark: float
+    shadow_soft: float
+    response: Response
+
+    @classmethod
+    def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
+        """Every per-scene parameter of ``domain`` for a board of ``geometry``."""
+        look = jitter_look(geometry.extra["look"], domain, rng)
+        wood = None
+        if domain.wood_tones:
+            tone = domain.wood_tones[int(rng.integers(len(domain.wood_tones)))]
+            wood = jitter(tone, rng.uniform(0.92, 1.08), rng.uniform(-4, 4), 1.0)
+        coverage = float(rng.uniform(*domain.motif_coverage)) if domain.motif_coverage else None
+        return cls(
+            domain=domain,
+            rng=np.random.default_rng(rng.integers(2**63)),
+            look=look,
+            wood=wood,
+            grain=float(rng.uniform(*domain.grain)),
+            grain_seed=int(rng.integers(2**31)),
+            bell=domain.bell_shapes[int(rng.integers(len(domain.bell_shapes)))],
+            coverage=coverage,
+            rounding=float(rng.uniform(*domain.motif_rounding)),
+            dot_mm=float(rng.uniform(*domain.dot_mm)),
+            label_scale=float(rng.uniform(*domain.label_scale)),
+            bonus_light=float(rng.uniform(*domain.bonus_light)),
+            bevel=float(rng.uniform(*domain.bevel)),
+            glare=float(rng.uniform(*domain.glare)),
+            shininess=float(rng.uniform(*domain.shininess)),
+            shadow_dark=float(rng.uniform(*domain.shadow_dark)),
+            shadow_soft=float(rng.uniform(*domain.shadow_soft)),
+            response=Response.random(domain, rng),
+        )
+
+    def tone(self) -> float:
+        """A piece's own lightness factor around its box's colour."""
+        return float(np.clip(1 + self.rng.normal(0, self.domain.piece_spread), 0.6, 1.4))
