@@ -10,6 +10,8 @@ import pytest
 
 from vision.synth import Domain, random_board_shift, random_position, render_scene
 from vision.synth.photo import Response, camera_curve, lamp_gains
+from vision.synth.pieces import _bell_profile
+from vision.synth.vary import jitter
 
 #: SHA-256 (first 16 hex digits) of nominal renders made before the domain randomisation.
 NOMINAL = {
@@ -84,3 +86,18 @@ def test_responses_cover_the_domain():
     assert any(r.jpeg_quality for r in responses) and any(not r.jpeg_quality for r in responses)
     assert any(r.defocus for r in responses) and any(r.motion[0] for r in responses)
     assert any(r.cast_shadow for r in responses) and any(r.auto for r in responses)
+
+
+def test_colour_jitter_keeps_the_prior_at_no_jitter_and_moves_it_otherwise():
+    assert jitter("#c8262a", 1.0, 0.0, 1.0) == "#c8262a"
+    assert jitter("#c8262a", 1.25, 0.0, 1.0) != "#c8262a"
+    r, g, b = (int(jitter("#2f9e44", 1.0, 10.0, 1.0)[i : i + 2], 16) for i in (1, 3, 5))
+    assert g > r and g > b  # green turned a little stays green
+
+
+@pytest.mark.parametrize("shape", ["bell", "dome", "cylinder", "knob"])
+def test_gobblet_profiles_rise_from_the_full_base(shape):
+    profile = np.array(_bell_profile(shape))
+    assert profile[0].tolist() == [0.0, 1.0]
+    assert profile[:, 0].max() > 0.9 and profile[:, 0].min() == 0.0
+    assert np.all(profile[:, 1] <= 1.0) and np.all(profile[:, 1] > 0)

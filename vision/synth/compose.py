@@ -70,11 +70,14 @@ def paste_plane(
     cv2.copyTo(warped, mask, roi)
 
 
-def board_sides(painter: Painter, geometry: BoardGeometry, surface_z: float) -> None:
-    """The visible edges of the board's slab, between the mat and its top face."""
+def board_sides(
+    painter: Painter, geometry: BoardGeometry, surface_z: float, board_color: str | None = None
+) -> None:
+    """The visible edges of the board's slab, between the mat and its top face (in
+    ``board_color``, by default the ``look``'s)."""
     outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
     top = np.column_stack([outline, np.full(len(outline), surface_z)])
-    color = bgr(geometry.extra["look"]["board"]) * 0.72
+    color = bgr(board_color or geometry.extra["look"]["board"]) * 0.72
     centre = top.mean(axis=0)
     for a, b in zip(top, np.roll(top, -1, axis=0), strict=True):
         normal = np.array([b[1] - a[1], a[0] - b[0], 0.0])

@@ -19,6 +19,7 @@ from engine import data
 from ..geometry import BoardGeometry
 from .paint import UP, Face, Solid, circle
 from .textures import bgr
+from .vary import Variation
 
 #: Spectrangle colour names (observation spec) -> letters of the piece codes (engine data).
 SPECTRANGLE_LETTERS = {
@@ -36,8 +37,10 @@ def build_pieces(
     cells: dict[str, Any],
     eye: np.ndarray,
     rng: np.random.Generator,
+    vary: Variation | None = None,
 ) -> list[Solid]:
-    """One solid per occupied cell of ``cells`` (observation contents), seen from ``eye``."""
+    """One solid per occupied cell of ``cells`` (observation contents), seen from ``eye``;
+    ``vary`` gives the scene's colours and artwork (None: the nominal ``look``)."""
     builder = {
         "gobblet": _bell,
         "blokus": _square,
@@ -47,7 +50,7 @@ def build_pieces(
     }[geometry.game]
     z0 = -float(geometry.extra["board"]["thickness"])
     return [
-        builder(geometry, name, content, z0, eye, rng)
+        builder(geometry, name, content, z0, eye, rng, vary)
         for name, content in cells.items()
         if content is not None
     ]
@@ -76,14 +79,32 @@ def _side_faces(top: np.ndarray, depth: float, color: np.ndarray, eye: np.ndarra
 
 
 @cache
-def _bell_profile() -> tuple[tuple[float, float], ...]:
-    """(height, radius) of a Gobblet bell as fractions of its height and base radius."""
+def _bell_profile(shape: str = "bell") -> tuple[tuple[float, float], ...]:
+    """(height, radius) of a Gobblet piece as fractions of its height and base radius:
+    ``bell`` (a flared foot, a waist and a round head), ``dome`` (a half egg on a low foot),
+    ``cylinder`` (straight sides, a rounded top edge), ``knob`` (a thin neck, a big ball)."""
     levels = [(0.0, 1.0), (0.05, 1.0)]
-    levels += [(0.05 + 0.65 * i / 11, 1 - 0.55 * (i / 11) ** 0.8) for i in range(1, 12)]
-    head = 0.16
-    for i in range(1, 8):
-        a = math.pi * (-0.5 + i / 8)
-        levels.append((1 - head + head * math.sin(a), 0.45 * math.cos(a) + 0.02))
+    arc = [math.pi * (-0.5 + i / 8) for i in range(1, 8)]
+    if shape == "bell":
+        levels += [(0.05 + 0.65 * i / 11, 1 - 0.55 * (i / 11) ** 0.8) for i in range(1, 12)]
+        head = 0.16
+        levels += [(1 - head + head * math.sin(a), 0.45 * math.cos(a) + 0.02) for a in arc]
+    elif shape == "dome":
+        quarter = [math.pi / 2 * i / 10 for i in range(1, 10)]
+        levels += [(0.08 + 0.92 * math.sin(a), 0.96 * math.cos(a)) for a in quarter]
+        levels.append((1.0, 0.05))
+    elif shape == "cylinder":
+        levels += [(0.75, 0.86)]
+        levels += [
+            (0.75 + 0.25 * math.sin(a / 2 + math.pi / 4), 0.86 * math.cos(a / 2 + math.pi / 4))
+            for a in arc
+        ]
+        levels.append((1.0, 0.1))
+    elif shape == "knob":
+        levels += [(0.05 + 0.45 * i / 6, 1 - 0.7 * (i / 6) ** 0.6) for i in range(1, 7)]
+        levels += [(0.72 + 0.28 * math.sin(a), 0.58 * math.cos(a) + 0.02) for a in arc]
+    else:
+        raise ValueError(f"no Gobblet piece shape {shape!r}")
     return tuple(levels)
 
 
@@ -94,21 +115,28 @@ def _bell(
     z0: float,
     eye: np.ndarray,
     rng: np.random.Generator,
+    vary: Variation | None,
 ) -> Solid:
     """A Gobblet bell: horizontal slices of a solid of revolution, bottom to top."""
     spec = geometry.pieces["sizes"][str(content["size"])]
     radius, height = spec["diameter"] / 2, float(spec["height"])
     cx, cy = np.asarray(geometry.cell(name).center) + rng.normal(0, 1.2, 2)
-    base = bgr(geometry.extra["look"]["pieces"][content["color"]]) * rng.uniform(0.92, 1.06)
+    look = geometry.extra["look"] if vary is None else vary.look
+    base = bgr(look["pieces"][content["color"]]) * rng.uniform(0.92, 1.06)
     side = _toward(eye, np.array([cx, cy, z0]))
-    profile = _bell_profile()
+    profile = _bell_profile() if vary is None else _bell_profile(vary.bell)
+    rings = np.ones(len(profile))
+    if vary is not None:
+        # turned wood seen from above: rings of the grain, a tone of the piece's own
+        rings = vary.tone() * (1 + vary.grain * vary.rng.uniform(-1, 1, len(profile)))
     solid = Solid(np.array([cx, cy, z0 - height / 2]))
     for i, (t, r) in enumerate(profile):
         t_next, r_next = profile[min(i + 1, len(profile) - 1)]
         slope = (r_next - r) * radius / max((t_next - t) * height, 1e-6)
         normal = side - UP * slope if i + 1 < len(profile) else UP.copy()
         ring = circle((cx, cy), r * radius, z0 - t * height, 28)
-        solid.faces.append(Face([ring], base, normal / np.linalg.norm(normal)))
+        color = base if vary is None else np.minimum(base * rings[i], 255)
+        solid.faces.append(Face([ring], color, normal / np.linalg.norm(normal)))
         if i % 3 == 0:
             solid.casts.append(ring)
     return solid
@@ -126,12 +154,17 @@ def _square(
     z0: float,
     eye: np.ndarray,
     rng: np.random.Generator,
+    vary: Variation | None,
 ) -> Solid:
-    """One Blokus square: a thin slab, its visible sides, a glossy top with a lighter inset."""
+    """One Blokus square: a thin slab, its visible sides, a glossy top with a lighter inset
+    (and with ``vary``, a bevel round the top, shaded by the lamp)."""
     spec = geometry.pieces
     half, depth = spec["square"] / 2, float(spec["thickness"])
     cx, cy = np.asarray(geometry.cell(name).center) + rng.normal(0, 0.25, 2)
-    base = bgr(geometry.extra["look"]["pieces"][content]) * rng.uniform(0.95, 1.04)
+    look = geometry.extra["look"] if vary is None else vary.look
+    base = bgr(look["pieces"][content]) * rng.uniform(0.95, 1.04)
+    if vary is not None:
+        base = np.minimum(base * vary.tone(), 255)
     ztop = z0 - depth
     top = np.empty((4, 3))
     top[:, :2] = _SQUARE * half + (cx, cy)
@@ -145,7 +178,17 @@ def _square(
         a, b = top[i], top[(i + 1) % 4]
         if normal @ (eye - (a + b) / 2) > 0:
             solid.faces.append(Face([np.array([a, b, b + drop, a + drop])], base * 0.78, normal))
-    solid.faces.append(Face([top], base, glossy=geometry.extra["look"].get("glossy", False)))
+    glossy = bool(look.get("glossy", False))
+    solid.faces.append(Face([top], base, glossy=glossy))
+    if vary is not None and vary.bevel > 0:
+        flat = top.copy()
+        flat[:, :2] = _SQUARE * ((1 - vary.bevel) * half) + (cx, cy)
+        flat[:, 2] = ztop - 0.03
+        for i, normal in enumerate(_SQUARE_NORMALS):
+            j = (i + 1) % 4
+            tilted = (normal + UP) / math.sqrt(2)
+            solid.faces.append(Face([np.array([top[i], top[j], flat[j], flat[i]])], base, tilted))
+        solid.faces.append(Face([flat], base, glossy=glossy))
     solid.faces.append(Face([inner], np.minimum(base * 1.08 + 6, 255)))
     return solid
 
@@ -174,9 +217,10 @@ def _tile(
     z0: float,
     eye: np.ndarray,
     rng: np.random.Generator,
+    vary: Variation | None,
 ) -> Solid:
     """A Spectrangle tile: a thin triangular slab, three coloured triangles, the value."""
-    look = geometry.extra["look"]
+    look = geometry.extra["look"] if vary is None else vary.look
     depth = float(geometry.pieces["thickness"])
     polygon = np.asarray(geometry.cell(name).polygon, dtype=np.float64)
     centre = polygon.mean(axis=0)
@@ -193,6 +237,8 @@ def _tile(
     for i, j in ((0, 1), (1, 2), (2, 0)):
         edge = _edge_name(polygon, i, j)
         color = bgr(look["pieces"][content[edge]]) * rng.uniform(0.96, 1.03)
+        if vary is not None:
+            color = np.minimum(color * vary.tone(), 255)
         triangle = np.array([mid, top[i], top[j]])
         solid.faces.append(Face([triangle], color, glossy=look.get("glossy", False)))
     letters = "".join(sorted(SPECTRANGLE_LETTERS[content[e]] for e in ("left", "right", "base")))
@@ -202,9 +248,11 @@ def _tile(
         up /= np.linalg.norm(up)
         right = np.array([-up[1], up[0]])
         z = ztop - 0.05
-        solid.faces.append(Face([circle(mid, 4.2, z, 20)], bgr("#f4f4f0")))
+        dot, height = (4.2, 5.0) if vary is None else (vary.dot_mm, 5.0 * vary.label_scale)
+        if dot > 0:
+            solid.faces.append(Face([circle(mid, dot, z, 20)], bgr("#f4f4f0")))
         glyph = [
-            np.column_stack([g @ np.stack([right, -up]) * 5.0 + mid[:2], np.full(len(g), z)])
+            np.column_stack([g @ np.stack([right, -up]) * height + mid[:2], np.full(len(g), z)])
             for g in _glyph(str(value))
         ]
         solid.faces.append(Face(glyph, bgr("#111111")))
@@ -239,12 +287,16 @@ def _token(
     z0: float,
     eye: np.ndarray,
     rng: np.random.Generator,
+    vary: Variation | None,
 ) -> Solid:
     """A Gobsmacked token standing out of its hole: rim, grey face and motif."""
-    spec, colors = geometry.pieces, geometry.extra["look"]["pieces"]
+    spec = geometry.pieces
+    colors = (geometry.extra["look"] if vary is None else vary.look)["pieces"]
     radius, depth = spec["token_diameter"] / 2, float(spec["thickness"])
     motif = spec["motif"]["kinds"][content]
-    area = spec["motif"]["coverage"] * math.pi * radius**2
+    coverage = spec["motif"]["coverage"] if vary is None else vary.coverage
+    area = coverage * math.pi * radius**2
+    rounding = 0.0 if vary is None else vary.rounding
     cx, cy = np.asarray(geometry.cell(name).center) + rng.normal(0, 0.4, 2)
     a = rng.uniform(0, 2 * math.pi)
     rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
@@ -254,7 +306,16 @@ def _token(
         return np.column_stack([points @ rot.T + (cx, cy), np.full(len(points), zf - 0.05)])
 
     def square(half: float) -> np.ndarray:
-        return flat(np.array([[-half, -half], [half, -half], [half, half], [-half, half]]))
+        if rounding <= 0:
+            return flat(np.array([[-half, -half], [half, -half], [half, half], [-half, half]]))
+        r = rounding * half
+        pts = []
+        for k, (sx, sy) in enumerate(((1, 1), (-1, 1), (-1, -1), (1, -1))):
+            t = np.linspace(k * math.pi / 2, (k + 1) * math.pi / 2, 5)
+            pts.append(
+                (half - r) * np.array([sx, sy]) + r * np.column_stack([np.cos(t), np.sin(t)])
+            )
+        return flat(np.concatenate(pts))
 
     def ring(r: float) -> np.ndarray:
         return flat(circle((0, 0), r, 0, 32)[:, :2])
@@ -263,7 +324,10 @@ def _token(
     rim = bgr(colors["rim"])
     solid = Solid(np.array([cx, cy, zf]))
     solid.faces = [Face([circle((cx, cy), radius, z0 - d, 32)], rim, side) for d in (0, depth / 2)]
-    solid.faces.append(Face([circle((cx, cy), radius, zf, 32)], bgr(colors["face"])))
+    face = (
+        bgr(colors["face"]) if vary is None else np.minimum(bgr(colors["face"]) * vary.tone(), 255)
+    )
+    solid.faces.append(Face([circle((cx, cy), radius, zf, 32)], face))
     solid.casts = [circle((cx, cy), radius, zf, 24)]
     shape = motif["shape"]
     if shape == "circle":

@@ -25,7 +25,14 @@ from .paint import Painter, densify
 from .photo import Look, develop, respond
 from .pieces import build_pieces
 from .pose import random_camera, random_lamp
-from .textures import board_texture, mat_texture, table_texture
+from .textures import (
+    Texture,
+    board_texture,
+    drawn_board_texture,
+    face_texture,
+    mat_texture,
+    table_texture,
+)
 from .vary import Variation
 
 DEFAULT_SIZE = (1280, 960)
@@ -141,18 +148,19 @@ def render_scene(
         shiny = vary.shininess
 
     image = background(camera, geometry, table)
-    paste_plane(image, camera, mat_texture(game), 0.0)
+    mat, board = _textures(geometry, vary)
+    paste_plane(image, camera, mat, 0.0)
     mat_camera = camera
     if board_shift is None or upright:
         board_shift = (0.0, 0.0, 0.0)
     camera, lamp = _placed(camera, lamp, geometry, board_shift)
     painter = Painter(image, camera, lamp, shiny)
     if not upright:
-        board_sides(painter, geometry, surface_z)
+        board_sides(painter, geometry, surface_z, None if vary is None else vary.board)
         outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
-        paste_plane(image, camera, board_texture(game), surface_z, outline)
+        paste_plane(image, camera, board, surface_z, outline)
     try:
-        solids = build_pieces(geometry, truth, camera.position, piece_rng)
+        solids = build_pieces(geometry, truth, camera.position, piece_rng, vary)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"a cell content is not a {game} piece: {exc!r}") from None
     painter.cast(solids, surface_z)
@@ -193,6 +201,23 @@ def render_scene(
         params=params,
         mat_camera=mat_camera,
     )
+
+
+def _textures(geometry: BoardGeometry, vary: Variation | None) -> tuple[Texture, Texture | None]:
+    """The mat (or an upright board's face) and the top face of a board lying on it, in the
+    nominal look or in ``vary``'s."""
+    game = geometry.game
+    upright = geometry.extra.get("orientation") == "upright"
+    if vary is None:
+        return mat_texture(game), None if upright else board_texture(game)
+    look = {**vary.look, "board": vary.board}
+    if upright:
+        return face_texture(geometry, look), None
+    grain = (1 - vary.grain, 1 + vary.grain / 3)
+    board = drawn_board_texture(
+        geometry, look, vary.grain_seed, grain, vary.bonus_light, vary.label_scale
+    )
+    return mat_texture(game), board
 
 
 @cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import cv2
 import numpy as np
@@ -64,23 +65,43 @@ def mat_texture(game: str) -> Texture:
     """What lies on the board plane: the printed mat, or (upright games) the board's face."""
     geometry = load_geometry(game)
     if geometry.extra.get("orientation") == "upright":
-        return _finish(_face_canvas(geometry))
+        return face_texture(geometry, geometry.extra["look"])
     canvas = MatCanvas.for_mat(geometry, PX_PER_MM)
     canvas.pixels[:] = draw_mat(geometry, PX_PER_MM)
     return _finish(canvas)
+
+
+def face_texture(geometry: BoardGeometry, look: dict[str, Any]) -> Texture:
+    """An upright board's face in the colours of ``look``."""
+    return _finish(_face_canvas(geometry, look))
 
 
 @cache
 def board_texture(game: str) -> Texture:
     """The top face of a board lying on its mat (wood, plastic or card, with its grid)."""
     geometry = load_geometry(game)
-    look = geometry.extra["look"]
+    return drawn_board_texture(geometry, geometry.extra["look"])
+
+
+def drawn_board_texture(
+    geometry: BoardGeometry,
+    look: dict[str, Any],
+    grain_seed: int = 7,
+    grain_tones: tuple[float, float] = (0.88, 1.04),
+    bonus_light: float = 1.6,
+    label_scale: float = 1.0,
+) -> Texture:
+    """:func:`board_texture` in the colours of ``look``, with the wood grain drawn from
+    ``grain_seed`` in tones ``grain_tones`` of the board's colour (Gobblet), the bonus cells
+    ``bonus_light`` times as light as the board and their labels ``label_scale`` times as high
+    (Spectrangle)."""
+    game = geometry.game
     outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
     lo, hi = outline.min(axis=0), outline.max(axis=0)
     canvas = MatCanvas(lo, hi - lo, PX_PER_MM, rgb(look["board"]))
     grid = rgb(look["grid"])
     if game == "gobblet":
-        _wood_grain(canvas, rgb(look["board"]))
+        _wood_grain(canvas, rgb(look["board"]), grain_seed, grain_tones)
     for cell in geometry.cells:
         if game.startswith("blokus"):
             shadow = _scaled(rgb(look["board"]), 0.8)
@@ -96,28 +117,30 @@ def board_texture(game: str) -> Texture:
     bonus = data.load("spectrangle")["bonus"] if game == "spectrangle" else {}
     for name, factor in bonus.items():
         cell = geometry.cell(name)
-        canvas.fill(cell.polygon, _scaled(rgb(look["board"]), 1.6))
+        canvas.fill(cell.polygon, _scaled(rgb(look["board"]), bonus_light))
         canvas.line(cell.polygon, grid, 0.8)
-        labels.append((cell.center, f"x{factor}", 8.0, "mm", grid))
+        labels.append((cell.center, f"x{factor}", 8.0 * label_scale, "mm", grid))
     canvas.text(labels)
     return _finish(canvas)
 
 
-def _wood_grain(canvas: MatCanvas, base: tuple[int, int, int]) -> None:
-    """Faint wavy grain lines (fixed seed: the same board in every scene)."""
-    rng = np.random.default_rng(7)
+def _wood_grain(
+    canvas: MatCanvas, base: tuple[int, int, int], seed: int, tones: tuple[float, float]
+) -> None:
+    """Faint wavy grain lines of the board's colour times ``tones`` (a fixed seed: the same
+    board in every scene)."""
+    rng = np.random.default_rng(seed)
     h, w = canvas.pixels.shape[:2]
     x = np.linspace(0, w, 40)
     for y0 in np.arange(0, h, 6.0):
-        tone = _scaled(base, float(rng.uniform(0.88, 1.04)))
+        tone = _scaled(base, float(rng.uniform(*tones)))
         y = y0 + 4 * np.sin(x / w * 6 + rng.uniform(0, 6)) + rng.normal(0, 0.4, x.size)
         pts = np.round(np.column_stack([x, y]) * 16).astype(np.int32)
         cv2.polylines(canvas.pixels, [pts], False, tone, int(rng.integers(1, 4)), cv2.LINE_AA, 4)
 
 
-def _face_canvas(geometry: BoardGeometry) -> MatCanvas:
+def _face_canvas(geometry: BoardGeometry, look: dict[str, Any]) -> MatCanvas:
     """An upright board's face: colour, score track, holes and the marker stickers."""
-    look = geometry.extra["look"]
     outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
     lo, hi = outline.min(axis=0), outline.max(axis=0)
     canvas = MatCanvas(lo, hi - lo, PX_PER_MM, rgb(look["board"]))

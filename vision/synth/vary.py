@@ -83,7 +83,7 @@ class Variation:
         """Every per-scene parameter of ``domain`` for a board of ``geometry``."""
         look = jitter_look(geometry.extra["look"], domain, rng)
         wood = None
-        if domain.wood_tones:
+        if domain.wood_tones and geometry.game == "gobblet":
             tone = domain.wood_tones[int(rng.integers(len(domain.wood_tones)))]
             wood = jitter(tone, rng.uniform(0.92, 1.08), rng.uniform(-4, 4), 1.0)
         coverage = float(rng.uniform(*domain.motif_coverage)) if domain.motif_coverage else None
@@ -107,6 +107,11 @@ class Variation:
             shadow_soft=float(rng.uniform(*domain.shadow_soft)),
             response=Response.random(domain, rng),
         )
+
+    @property
+    def board(self) -> str:
+        """The colour of the board: its wood, or its ``look`` colour drawn."""
+        return self.wood or self.look["board"]
 
     def tone(self) -> float:
         """A piece's own lightness factor around its box's colour."""
