@@ -4,6 +4,7 @@ held-out domains varied, reproducible and truthful."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -101,3 +102,24 @@ def test_gobblet_profiles_rise_from_the_full_base(shape):
     assert profile[0].tolist() == [0.0, 1.0]
     assert profile[:, 0].max() > 0.9 and profile[:, 0].min() == 0.0
     assert np.all(profile[:, 1] <= 1.0) and np.all(profile[:, 1] > 0)
+
+
+@pytest.mark.parametrize("game", ["blokus", "gobsmacked"])
+def test_a_phone_or_cup_over_cells_hides_them_and_occludes_the_scene(game):
+    near = replace(Domain.TRAIN, distractor=1.0, distractor_over_mat=1.0, cast_shadow=0.0)
+    away = replace(near, distractor=0.0)
+    covering = 0
+    for seed in range(6):
+        scene = _render(game, seed, near, hand=False, effects=False)
+        clear = _render(game, seed, away, hand=False, effects=False)
+        assert scene.params["hand"] is False
+        if scene.hidden:
+            assert scene.occluded
+        for name, (x, y) in scene.cell_centers().items():
+            pixel = (round(y), round(x))
+            if 0 <= pixel[0] < 960 and 0 <= pixel[1] < 1280:
+                diff = np.abs(scene.image[pixel].astype(int) - clear.image[pixel].astype(int))
+                if diff.max() > 90:  # something other than a shadow lies over the centre
+                    assert name in scene.hidden
+        covering += bool(scene.hidden_markers or scene.occluded)
+    assert covering

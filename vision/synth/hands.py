@@ -1,4 +1,5 @@
-"""A hand and forearm reaching over the board from one of its edges (sleeve, skin tone, pose).
+"""A hand and forearm reaching over the board from one of its edges (sleeve, skin tone, pose),
+and the things that lie beside a board (a phone, a cup).
 
 The hand is laid out flat in a local frame (mm): the fingertips at the origin, pointing along +u,
 the arm running back along -u and rising towards the shoulder. It is placed so that the middle
@@ -7,7 +8,9 @@ fingertip hides a chosen point of the board from the camera.
 
 from __future__ import annotations
 
+import colorsys
 import math
+from typing import Any
 
 import cv2
 import numpy as np
@@ -15,7 +18,10 @@ import numpy as np
 from ..geometry import BoardGeometry
 from .camera import Camera
 from .compose import apply_layer
-from .paint import UP, Painter, Solid, clip_near, densify, soften
+from .paint import UP, Face, Painter, Solid, circle, clip_near, densify, soften
+from .pieces import prism_sides
+from .textures import bgr
+from .vary import Variation
 
 #: Skin tones (BGR), from very light to very dark.
 SKIN_TONES = (
@@ -162,15 +168,39 @@ def paint_hand(
     return mask
 
 
+def hand_colours(vary: Variation) -> tuple[np.ndarray, np.ndarray]:
+    """A skin tone and a sleeve colour (BGR) from ``vary``'s domain: its skin tones, and its
+    sleeves, or any colour, or a colour of the board or pieces."""
+    domain, rng = vary.domain, vary.rng
+    tones = [bgr(t) for t in domain.skin_tones] or [np.asarray(t, float) for t in SKIN_TONES]
+    skin = tones[int(rng.integers(len(tones)))] * rng.uniform(0.92, 1.06, 3)
+    chance = rng.random()
+    if chance < domain.sleeve_any:
+        r, g, b = colorsys.hsv_to_rgb(rng.random(), rng.uniform(0, 1), rng.uniform(0.08, 0.95))
+        return skin, 255 * np.array([b, g, r])
+    if chance < domain.sleeve_any + domain.sleeve_look:
+        colours = [vary.board, *_colours(vary.look.get("pieces", {}))]
+        return skin, bgr(colours[int(rng.integers(len(colours)))])
+    sleeves = [bgr(c) for c in domain.sleeves] or [np.asarray(c, float) for c in SLEEVES]
+    return skin, sleeves[int(rng.integers(len(sleeves)))] * rng.uniform(0.9, 1.1, 3)
+
+
+def _colours(pieces: dict[str, Any]) -> list[str]:
+    return [c for c in pieces.values() if isinstance(c, str)]
+
+
 def add_hand(
     painter: Painter,
     geometry: BoardGeometry,
     surface_z: float,
     rng: np.random.Generator,
     upright: bool,
+    vary: Variation | None = None,
+    arm_only: bool = False,
 ) -> np.ndarray:
-    """A hand reaching from a random edge so that its fingertip hides a random cell; return
-    its mask."""
+    """A hand reaching from a random edge so that its fingertip hides a random cell (with
+    ``arm_only``, a point beyond the far side of the board: only the arm crosses it); return
+    its mask. ``vary`` draws the skin, the sleeve and the shadow (None: the nominal ones)."""
     camera = painter.camera
     cell = geometry.cells[int(rng.integers(len(geometry.cells)))]
     target = np.array([*cell.center, surface_z])
@@ -181,6 +211,8 @@ def add_hand(
     ex, ey = edges[int(rng.integers(len(edges)))]
     angle = math.atan2(-ey, -ex) + rng.normal(0, 0.35)
     direction = np.array([math.cos(angle), math.sin(angle), 0.0])
+    if arm_only:
+        target = target + direction * float(np.ptp(geometry.extra["board"]["outline"]) + 60)
     tip = target + (eye - target) * (height / above)
     skin, sleeve = hand_outlines(rng)
     rise = math.tan(math.radians(rng.uniform(3, 15)))
@@ -190,6 +222,85 @@ def add_hand(
     tone = np.asarray(SKIN_TONES[int(rng.integers(len(SKIN_TONES)))], dtype=np.float64)
     tone *= rng.uniform(0.92, 1.06, 3)
     cloth = np.asarray(SLEEVES[int(rng.integers(len(SLEEVES)))], dtype=np.float64)
+    shadow = (6.0, 0.35)
+    if vary is not None:
+        tone, cloth = hand_colours(vary)
+        shadow = (4 * vary.shadow_soft, 0.8 * vary.shadow_dark)
     painter.cast([Solid(tip, casts=skin3 + sleeve3)], surface_z)
-    apply_layer(painter.image, painter.shadow, 6.0, 0.35)
+    apply_layer(painter.image, painter.shadow, *shadow)
     return paint_hand(painter.image, camera, skin3, sleeve3, tone, cloth)
+
+
+def add_distractor(
+    painter: Painter,
+    geometry: BoardGeometry,
+    kind: str,
+    over_mat: bool,
+    vary: Variation,
+) -> np.ndarray:
+    """A ``phone`` (lying flat, a screen on top) or a ``cup`` (standing; upright boards get a
+    phone) beside the mat, reaching over its edge with ``over_mat``; return its mask."""
+    rng = vary.rng
+    upright = geometry.extra.get("orientation") == "upright"
+    origin, size = np.asarray(geometry.mat_origin, float), np.asarray(geometry.mat_size, float)
+    if upright:
+        kind = "phone"
+        outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
+        origin, size = outline.min(axis=0), np.ptp(outline, axis=0)
+    centre = origin + size / 2
+    angle = rng.uniform(0, 2 * math.pi)
+    direction = np.array([math.cos(angle), math.sin(angle)])
+    reach = float(np.min(size / 2 / np.maximum(np.abs(direction), 1e-6)))  # to the mat's edge
+    radius = 40.0 if kind == "cup" else 80.0
+    gap = rng.uniform(-0.6, -0.1) * radius if over_mat else rng.uniform(0.2, 1.5) * radius
+    at = centre + direction * (reach + radius + gap)
+    solid = (
+        _cup(at, rng, painter.camera.position)
+        if kind == "cup"
+        else _phone(at, rng, painter.camera.position)
+    )
+    painter.cast([solid], 0.0)
+    apply_layer(painter.image, painter.shadow, vary.shadow_soft * 2, vary.shadow_dark)
+    painter.draw([solid])
+    h, w = painter.image.shape[:2]
+    mask = np.zeros((h, w), dtype=np.uint8)
+    for face in solid.faces:
+        pts = painter.fixed(face.polygons)
+        cv2.fillPoly(mask, pts, 255, cv2.LINE_8, 4)
+    return mask
+
+
+def _phone(at: np.ndarray, rng: np.random.Generator, eye: np.ndarray) -> Solid:
+    """A phone lying on the table: a dark slab, a glossy screen (dark, or lit)."""
+    a = rng.uniform(0, math.pi)
+    turn = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    half = np.array([rng.uniform(33, 40), rng.uniform(70, 80)])
+    depth = rng.uniform(7, 10)
+    box = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64)
+    top = np.column_stack([(box * half) @ turn.T + at, np.full(4, -depth)])
+    screen = np.column_stack([(box * (half - 3)) @ turn.T + at, np.full(4, -depth - 0.05)])
+    body = np.full(3, rng.uniform(15, 70)) * rng.uniform(0.8, 1.2, 3)
+    lit = rng.random() < 0.4
+    glass = rng.uniform(120, 250, 3) if lit else np.full(3, rng.uniform(5, 30))
+    solid = Solid(np.array([*at, -depth]), prism_sides(top, depth, body * 0.8, eye), [top])
+    solid.faces.append(Face([densify(top, 10.0)], body))
+    solid.faces.append(Face([densify(screen, 10.0)], glass, glossy=True))
+    return solid
+
+
+def _cup(at: np.ndarray, rng: np.random.Generator, eye: np.ndarray) -> Solid:
+    """A cup standing on the table: slices of a slightly flared cylinder, a rim, the inside."""
+    radius, height = rng.uniform(32, 45), rng.uniform(75, 105)
+    r, g, b = colorsys.hsv_to_rgb(rng.random(), rng.uniform(0, 0.8), rng.uniform(0.3, 0.95))
+    colour = 255 * np.array([b, g, r])
+    side = np.array([eye[0] - at[0], eye[1] - at[1], 0.0])
+    side /= max(float(np.linalg.norm(side)), 1e-9)
+    solid = Solid(np.array([*at, -height / 2]))
+    for t in np.linspace(0, 1, 12):
+        ring = circle(at, radius * (0.9 + 0.1 * t), -height * t, 32)
+        solid.faces.append(Face([ring], colour, side if t < 1 else UP.copy()))
+        if t in (0, 1):
+            solid.casts.append(ring)
+    inside = rng.uniform(20, 90, 3) if rng.random() < 0.5 else colour * 0.7
+    solid.faces.append(Face([circle(at, radius - 3, -height - 0.05, 32)], inside))
+    return solid

@@ -63,7 +63,7 @@ def _toward(eye: np.ndarray, point: np.ndarray) -> np.ndarray:
     return d / n if n > 1e-9 else np.array([1.0, 0.0, 0.0])
 
 
-def _side_faces(top: np.ndarray, depth: float, color: np.ndarray, eye: np.ndarray) -> list[Face]:
+def prism_sides(top: np.ndarray, depth: float, color: np.ndarray, eye: np.ndarray) -> list[Face]:
     """The visible vertical faces of a prism whose top polygon is ``top``, ``depth`` thick."""
     a, b = top, np.roll(top, -1, axis=0)
     mid = (a + b) / 2
@@ -233,7 +233,7 @@ def _tile(
     top = np.column_stack([tile, np.full(3, ztop)])
     mid = np.array([*tile.mean(axis=0), ztop])
     back = bgr(look["tile_back"])
-    solid = Solid(mid.copy(), _side_faces(top, depth, back, eye), [top])
+    solid = Solid(mid.copy(), prism_sides(top, depth, back, eye), [top])
     for i, j in ((0, 1), (1, 2), (2, 0)):
         edge = _edge_name(polygon, i, j)
         color = bgr(look["pieces"][content[edge]]) * rng.uniform(0.96, 1.03)

@@ -20,7 +20,7 @@ from ..placement import board_centre, rigid
 from .camera import Camera
 from .compose import apply_layer, background, board_sides, paste_plane, sheen
 from .domain import Domain
-from .hands import add_hand
+from .hands import add_distractor, add_hand
 from .paint import Painter, densify
 from .photo import Look, develop, respond
 from .pieces import build_pieces
@@ -172,7 +172,10 @@ def render_scene(
     if vary is not None:
         painter.glare[:] = cv2.multiply(painter.glare, vary.glare)
     apply_layer(painter.image, painter.glare, 1.5, 0.0)
-    mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
+    if vary is None:
+        mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
+    else:
+        mask = _varied_extras(painter, geometry, surface_z, hand_rng, wants_hand, vary)
     if effects and vary is not None:
         image = respond(image, look, vary.response, develop_rng)
     elif effects:
@@ -201,6 +204,33 @@ def render_scene(
         params=params,
         mat_camera=mat_camera,
     )
+
+
+def _varied_extras(
+    painter: Painter,
+    geometry: BoardGeometry,
+    surface_z: float,
+    hand_rng: np.random.Generator,
+    wants_hand: bool,
+    vary: Variation,
+) -> np.ndarray | None:
+    """A phone or cup beside the board, then the hand, a second hand or an arm only, as
+    ``vary`` says; return the mask of everything they cover (None: nothing)."""
+    upright = geometry.extra.get("orientation") == "upright"
+    masks = []
+    if vary.distractor:
+        masks.append(add_distractor(painter, geometry, vary.distractor, vary.over_mat, vary))
+    if wants_hand:
+        masks.append(add_hand(painter, geometry, surface_z, hand_rng, upright, vary, vary.arm_only))
+        if vary.two_hands:
+            other = np.random.default_rng(vary.rng.integers(2**63))
+            masks.append(add_hand(painter, geometry, surface_z, other, upright, vary))
+    if not masks:
+        return None
+    mask = masks[0]
+    for other_mask in masks[1:]:
+        mask = cv2.max(mask, other_mask)
+    return mask
 
 
 def _textures(geometry: BoardGeometry, vary: Variation | None) -> tuple[Texture, Texture | None]:

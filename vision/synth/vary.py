@@ -77,6 +77,12 @@ class Variation:
     shadow_dark: float
     shadow_soft: float
     response: Response
+    #: a second hand, a hand beyond the board (only its arm over it), a ``phone`` or ``cup``
+    #: beside the board ("": none), and whether that reaches over the mat
+    two_hands: bool
+    arm_only: bool
+    distractor: str
+    over_mat: bool
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -86,6 +92,7 @@ class Variation:
         if domain.wood_tones and geometry.game == "gobblet":
             tone = domain.wood_tones[int(rng.integers(len(domain.wood_tones)))]
             wood = jitter(tone, rng.uniform(0.92, 1.08), rng.uniform(-4, 4), 1.0)
+            look["grid"] = jitter(wood, rng.uniform(0.45, 0.7), 0.0, 1.0)  # grooves, darker
         coverage = float(rng.uniform(*domain.motif_coverage)) if domain.motif_coverage else None
         return cls(
             domain=domain,
@@ -106,6 +113,12 @@ class Variation:
             shadow_dark=float(rng.uniform(*domain.shadow_dark)),
             shadow_soft=float(rng.uniform(*domain.shadow_soft)),
             response=Response.random(domain, rng),
+            two_hands=bool(rng.random() < domain.two_hands),
+            arm_only=bool(rng.random() < domain.arm_only),
+            distractor=str(rng.choice(["phone", "cup"]))
+            if rng.random() < domain.distractor
+            else "",
+            over_mat=bool(rng.random() < domain.distractor_over_mat),
         )
 
     @property
