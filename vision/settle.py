@@ -4,25 +4,23 @@
 
 - ``moving``: the image changed since the still period began, the board itself moved, or the
   board has not yet been still for ``settle_time`` (``reason`` says which);
-- ``occluded``: a hand or arm is (probably) over the board;
+- ``occluded``: markers seen steadily are hidden (a hand over the mat), or no board is found;
 - ``settled``: the board has been still and clear for ``settle_time`` and differs from the last
-  settled board, or a hand was over it since then: ``frame`` is the image to read. Reported
-  once per change and once after every visit of a hand, however small the change it left (a
+  settled board, or something moved over it since then: ``frame`` is the image to read.
+  Reported once per change and once after every visit of a hand, however small the change it left (a
   small light piece on a light board may change too few pixels to tell; the reader and the
   rules decide, and answer "no change" when the hand left the board as it was);
 - ``unchanged``: still and clear, no hand since the last settled board, and nothing changed.
 
-Occlusion is judged without knowing the game's pieces, on a small (``work_width`` px wide),
-lightly blurred copy whose colour planes are each scaled to keep the median they had in the
-first frame, so a global lighting change (flicker, a cloud) does not count as a change:
+Occlusion is judged here only from geometry: markers that the locator saw steadily are missing
+(:class:`Hints`). What is *over* the board is judged by the reader's model, which has a
+*foreign* class for hands, sleeves and objects (``docs/vision/models.md``): one occlusion model
+for the whole pipeline. A hand held perfectly still settles here, is read, is found foreign and
+sends the pipeline back to waiting (:class:`vision.pipeline.VisionPipeline`).
 
-- markers that the locator saw steadily are missing (:class:`Hints`): always occluded;
-- a region differing from the last settled board touches the image border and covers more
-  than ``arm_area`` of it: an arm reaching in (every arm crosses the mat's edge);
-- skin-coloured pixels not in the last settled board cover more than ``skin_area``.
-
-The last two can be wrong (a big object left at the mat edge), so once the image has been
-perfectly still for ``patience`` seconds they no longer hold the board back.
+The image is a small (``work_width`` px wide), lightly blurred copy whose colour planes are each
+scaled to keep the median they had in the first frame, so a global lighting change (flicker, a
+cloud) does not count as a change.
 
 Stillness: the image is compared with the first frame of the current still period (so a slow
 creep adds up); more than ``min_area`` of the pixels changed by more than ``level`` (on a 0-255
@@ -47,14 +45,10 @@ UNCHANGED = "unchanged"
 #: ``SettleState.reason`` values.
 NO_BOARD = "board not found"
 MARKERS_HIDDEN = "markers hidden"
-ARM = "arm over the edge"
-SKIN = "skin colour"
 BOARD_MOVED = "board moved"
 MOTION = "motion"
 SETTLING = "settling"
 
-_SKIN_LOW = np.array([40, 135, 80], np.uint8)  # YCrCb
-_SKIN_HIGH = np.array([255, 175, 130], np.uint8)
 _KERNEL = np.ones((3, 3), np.uint8)
 
 
@@ -94,10 +88,9 @@ class SettleState:
 
 @dataclass(frozen=True, eq=False)
 class _Work:
-    """A frame, small: its gain-normalised planes and skin mask (colour frames only)."""
+    """A frame, small: its gain-normalised planes."""
 
     planes: tuple[np.ndarray, ...]
-    skin: np.ndarray | None
 
 
 def _median(plane: np.ndarray) -> float:
@@ -116,19 +109,13 @@ class Settler:
         work_width: int = 160,
         level: float = 30.0,
         min_area: float = 0.001,
-        arm_area: float = 0.02,
-        skin_area: float = 0.03,
         max_shift_px: float = 1.5,
-        patience: float = 3.0,
     ) -> None:
         self.settle_time = settle_time
         self.work_width = work_width
         self.level = level
         self.min_area = min_area
-        self.arm_area = arm_area
-        self.skin_area = skin_area
         self.max_shift_px = max_shift_px
-        self.patience = patience
         self.reset()
 
     def reset(self) -> None:
@@ -140,7 +127,7 @@ class Settler:
         self._reference: _Work | None = None
         self._still = False
         self._judged = False
-        self._visited = False  # a hand was over the board since the last settled board
+        self._visited = False  # something moved over the board since the last settled board
 
     def push(
         self, t: float, rectified: np.ndarray | None, hints: Hints | None = None
@@ -157,21 +144,19 @@ class Settler:
         work = self._prepare(rectified)
         anchor = self._anchor
         motion = 1.0 if anchor is None else float(self._changed(work, anchor).mean())
-        soft = self._occluder(work)
         hard = MARKERS_HIDDEN if hints.markers_missing > 0 else ""
         moved = hints.pose_shift_px > self.max_shift_px
         if hard or moved or motion > self.min_area:
+            # a hand that leaves no visible change must still be read once after it left (a
+            # board moved in the image is followed by the pose: no visit)
+            self._visited |= bool(hard) or (anchor is not None and motion > self.min_area)
             self._anchor, self._anchor_t, self._still = work, t, False
-            if hard or soft:
-                self._visited = True
-                return SettleState(OCCLUDED, t, hard or soft, motion=motion)
+            if hard:
+                return SettleState(OCCLUDED, t, hard, motion=motion)
             return SettleState(MOVING, t, BOARD_MOVED if moved else MOTION, motion=motion)
         if not self._still:
             self._still, self._judged = True, False
         still_for = t - self._anchor_t
-        if soft and still_for < self.patience:
-            self._visited = True
-            return SettleState(OCCLUDED, t, soft, still_for=still_for, motion=motion)
         if still_for < self.settle_time - 1e-9:
             return SettleState(MOVING, t, SETTLING, still_for=still_for, motion=motion)
         if self._judged:
@@ -201,10 +186,7 @@ class Settler:
             cv2.multiply(p, level / m, dtype=cv2.CV_8U)
             for p, level, m in zip(planes, self._levels, medians, strict=True)
         ]
-        skin = None
-        if small.ndim == 3:
-            skin = cv2.inRange(cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb), _SKIN_LOW, _SKIN_HIGH)
-        return _Work(tuple(planes), skin)
+        return _Work(tuple(planes))
 
     def _changed(self, a: _Work, b: _Work) -> np.ndarray:
         """Pixels (0/1) that differ by more than ``level`` in some colour plane, specks removed."""
@@ -213,21 +195,3 @@ class Settler:
             diff = cv2.max(diff, cv2.absdiff(pa, pb))
         _, mask = cv2.threshold(diff, self.level, 1, cv2.THRESH_BINARY)
         return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _KERNEL)
-
-    def _occluder(self, work: _Work) -> str:
-        """The soft occlusion cue this frame shows against the last settled board, or ``""``."""
-        reference = self._reference
-        if reference is None:
-            return ""
-        changed = self._changed(work, reference)
-        count, _, stats, _ = cv2.connectedComponentsWithStats(changed, connectivity=8)
-        h, w = changed.shape
-        for x, y, bw, bh, area in stats[1:count]:
-            touches = x == 0 or y == 0 or x + bw == w or y + bh == h
-            if touches and area > self.arm_area * changed.size:
-                return ARM
-        if work.skin is not None and reference.skin is not None:
-            new_skin = cv2.subtract(work.skin, cv2.dilate(reference.skin, _KERNEL))
-            if cv2.countNonZero(new_skin) > self.skin_area * new_skin.size:
-                return SKIN
-        return ""

@@ -1,4 +1,5 @@
-"""The settle filter on sequences of rectified boards: hands, noise, flicker and nudges."""
+"""The settle filter on sequences of rectified boards: hands, noise, flicker and nudges; and the
+pipeline, whose reader judges what is over a still board."""
 
 from __future__ import annotations
 
@@ -9,14 +10,12 @@ import pytest
 from tests.vision.data.scenes import GEOMETRY, View, render, render_mat
 from vision.locate import BoardLocator, BoardNotFound, rectify
 from vision.settle import (
-    ARM,
     BOARD_MOVED,
     MARKERS_HIDDEN,
     MOVING,
     NO_BOARD,
     OCCLUDED,
     SETTLED,
-    SKIN,
     UNCHANGED,
     Hints,
     Settler,
@@ -28,7 +27,6 @@ PITCH = 55
 ORIGIN = 61
 FPS = 10
 SKIN_BGR = (120, 150, 210)
-DARK_SKIN_BGR = (60, 90, 140)
 SLEEVE_BGR = (90, 40, 30)
 WOOD_BGR = (150, 190, 230)  # a light wooden piece: skin-like colour
 BLACK_BGR = (40, 40, 40)
@@ -102,14 +100,14 @@ def test_a_move_is_judged_once_after_the_hand_has_left():
     approach = [
         with_arm(before, (target[0], int(SIZE - k * (SIZE - target[1]) / 6))) for k in range(1, 7)
     ]
-    hold = [with_arm(before, target)] * 4 + [with_arm(after, target)] * 4
+    # held still for less than the settle time: a resting hand is the reader's to see (below)
+    hold = [with_arm(before, target)] + [with_arm(after, target)] * 2
     leave = [with_arm(after, (target[0], int(target[1] + k * 60))) for k in range(1, 4)]
     rest = [after] * 12
     frames = [camera(f, rng) for f in approach + hold + leave + rest]
     states = run(settler, frames, start=1.0)
     hand_frames = len(approach) + len(hold) + len(leave)
-    assert all(s.kind in (MOVING, OCCLUDED) for s in states[:hand_frames])
-    assert any(s.kind == OCCLUDED for s in states[len(approach) : len(approach) + len(hold)])
+    assert all(s.kind == MOVING for s in states[:hand_frames])
     settled = [s for s in states if s.kind == SETTLED]
     assert len(settled) == 1
     still_since = 1.0 + hand_frames / FPS
@@ -130,20 +128,25 @@ def test_the_settle_time_is_configurable(settle_time):
     assert settled[0].still_for < settle_time + 1.5 / FPS
 
 
-def test_a_hand_resting_still_over_the_board_is_never_read():
-    rng = np.random.default_rng(3)
-    settler = Settler()
-    empty = board()
-    settled_board(settler, empty, rng)
-    resting = run(
-        settler, [camera(with_arm(empty, cell_centre(1, 2)), rng) for _ in range(20)], 1.0
-    )
-    assert all(s.kind == OCCLUDED for s in resting)
-    assert {s.reason for s in resting[3:]} == {ARM}
-    leave = run(settler, [camera(empty, rng) for _ in range(10)], 3.0)
+@pytest.mark.parametrize("game", ["gobblet", "blokus"])
+def test_a_hand_resting_still_over_the_board_is_never_read(game):
+    """The settle filter lets a perfectly still hand settle; the reader's foreign class sends
+    the pipeline back to waiting, frame after frame, until the hand has gone."""
+    from vision.pipeline import VisionPipeline
+
+    cells = random_position(game, np.random.default_rng(21))
+    clear = render_scene(game, cells, 21, hand=False).image
+    covered = render_scene(game, cells, 21, hand=True)
+    assert covered.hidden
+    pipeline = VisionPipeline(game)
+    first = [pipeline.process(clear, k / FPS).status for k in range(10)]
+    assert first.count(SETTLED) == 1
+    held = [pipeline.process(covered.image, 1.0 + k / FPS).status for k in range(20)]
+    assert SETTLED not in held
+    assert OCCLUDED in held
+    after = [pipeline.process(clear, 3.0 + k / FPS).status for k in range(10)]
     # once the hand has left, the board is read once (the rules then see "no change")
-    assert kinds(leave).count(SETTLED) == 1
-    assert leave[-1].kind == UNCHANGED
+    assert after.count(SETTLED) == 1
 
 
 def test_a_hand_that_leaves_a_barely_visible_change_is_read():
@@ -151,37 +154,11 @@ def test_a_hand_that_leaves_a_barely_visible_change_is_read():
     settler = Settler()
     empty = board()
     settled_board(settler, empty, rng)
-    run(settler, [camera(with_arm(empty, cell_centre(1, 2)), rng) for _ in range(5)], 1.0)
+    run(settler, [camera(with_arm(empty, cell_centre(1, 2)), rng) for _ in range(3)], 1.0)
     faint = board({(1, 2): ((185, 192, 200), 8)})  # a small piece the board's own colour
     leave = run(settler, [camera(faint, rng) for _ in range(10)], 1.5)
     (read,) = [s for s in leave if s.kind == SETTLED]
     assert read.change <= settler.min_area  # too faint for the image difference alone
-
-
-@pytest.mark.parametrize(
-    ("skin", "sleeve"), [(DARK_SKIN_BGR, DARK_SKIN_BGR), (SLEEVE_BGR, SLEEVE_BGR)]
-)
-def test_dark_skin_or_a_gloved_arm_is_caught_at_the_edge(skin, sleeve):
-    rng = np.random.default_rng(4)
-    settler = Settler()
-    empty = board()
-    settled_board(settler, empty, rng)
-    arm = with_arm(empty, cell_centre(2, 2), skin, sleeve)
-    states = run(settler, [camera(arm, rng) for _ in range(15)], 1.0)
-    assert all(s.kind == OCCLUDED for s in states)
-    assert states[-1].reason == ARM
-
-
-def test_skin_colour_away_from_the_edge_is_a_hand():
-    rng = np.random.default_rng(5)
-    settler = Settler()
-    empty = board()
-    settled_board(settler, empty, rng)
-    hand = empty.copy()
-    cv2.ellipse(hand, cell_centre(1, 1), (50, 60), 30, 0, 360, SKIN_BGR, -1)
-    states = run(settler, [camera(hand, rng) for _ in range(10)], 1.0)
-    assert states[-1].kind == OCCLUDED
-    assert states[-1].reason == SKIN
 
 
 # ------------------------------------------------------------------------- what is not a change
@@ -255,27 +232,15 @@ def test_no_board_is_occluded_and_restarts_the_clock():
     assert settled[0].t >= 0.4 + 0.4 - 1e-9  # the still period began when the board came back
 
 
-def test_a_large_object_left_at_the_edge_is_accepted_after_patience():
-    rng = np.random.default_rng(12)
-    settler = Settler(patience=1.5)
-    empty = board()
-    settled_board(settler, empty, rng)
-    box = empty.copy()
-    cv2.rectangle(box, (250, 0), (341, 110), (30, 80, 30), -1)
-    states = run(settler, [camera(box, rng) for _ in range(25)], 1.0)
-    first_settled = kinds(states).index(SETTLED)
-    assert all(s.kind == OCCLUDED for s in states[1:first_settled])
-    assert states[first_settled].still_for >= 1.5 - 1e-9
-
-
-def test_grey_images_work_without_the_skin_cue():
+def test_grey_images_work():
     rng = np.random.default_rng(13)
     settler = Settler()
     grey = [cv2.cvtColor(camera(board(), rng), cv2.COLOR_BGR2GRAY) for _ in range(10)]
     assert kinds(run(settler, grey)).count(SETTLED) == 1
     arm = cv2.cvtColor(with_arm(board(), cell_centre(2, 2)), cv2.COLOR_BGR2GRAY)
     states = run(settler, [arm] * 10, 1.0)
-    assert all(s.kind == OCCLUDED and s.reason == ARM for s in states)
+    assert states[0].kind == MOVING
+    assert kinds(states).count(SETTLED) == 1
 
 
 # ------------------------------------------------------------------------------- with the locator
@@ -324,7 +289,7 @@ NEW_PIECE = {
 )
 def test_a_rendered_move_settles_once_after_the_hand_has_left(game, use_hints):
     """Renderer photos (same camera and light): before, a hand, the hand and a new piece, after;
-    without hints only the image cues can see the hand."""
+    without hints the hand is only motion to the settle filter."""
     seed = 5
     before = random_position(game, np.random.default_rng(seed))
     empty = next(name for name, content in before.items() if content is None)
@@ -352,7 +317,8 @@ def test_a_rendered_move_settles_once_after_the_hand_has_left(game, use_hints):
         previous = pose
     assert kinds(states[:6]).count(SETTLED) == 1
     assert all(s.kind in (MOVING, OCCLUDED) for s in states[6:14])
-    assert OCCLUDED in kinds(states[6:14])
+    if use_hints:  # the hand hides markers; without hints the hand is only motion here
+        assert OCCLUDED in kinds(states[6:14])
     settled = [s for s in states[14:] if s.kind == SETTLED]
     assert len(settled) == 1
     assert settled[0].t >= 1.4 + 0.4 - 1e-9
