@@ -33,6 +33,7 @@ NO_MARKERS = "no-markers"
 UNKNOWN_MARKERS = "unknown-markers"
 TOO_FEW_MARKERS = "too-few-markers"
 BAD_FIT = "bad-fit"
+IMPOSSIBLE_VIEW = "impossible-view"
 
 #: Horizontal field of view assumed when the intrinsics cannot be estimated (Camera Module 3).
 DEFAULT_HFOV_DEG = 66.0
@@ -43,6 +44,7 @@ HINTS = {
     UNKNOWN_MARKERS: "Markers of no known game: is it the right mat?",
     TOO_FEW_MARKERS: "Too few markers in view: clear the mat's edges",
     BAD_FIT: "Markers do not match the board file: is it the right mat?",
+    IMPOSSIBLE_VIEW: "The markers put the camera below the board: show the whole mat",
 }
 
 

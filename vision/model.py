@@ -43,6 +43,9 @@ class CellModel:
     spec: PatchSpec
     #: a target whose ``foreign`` probability reaches this is hidden (fitted on validation)
     foreign_threshold: float
+    #: a target whose change score (:mod:`vision.change`) reaches this has changed since the
+    #: last accepted frame; None: every target is classified every time
+    change_threshold: float | None
     meta: dict[str, Any]
     onnx: bytes
 
@@ -68,6 +71,9 @@ class CellModel:
             classes=tuple(meta["classes"]),
             spec=PatchSpec.from_json(meta["patch"]),
             foreign_threshold=float(meta["foreign_threshold"]),
+            change_threshold=(
+                float(meta["change_threshold"]) if meta.get("change_threshold") else None
+            ),
             meta=meta,
             onnx=onnx,
         )

@@ -66,6 +66,8 @@ class VisionPipeline:
         self.locator.reset()
         self.settler.reset()
         self._previous = None
+        for reader in self._readers.values():
+            reader.forget()
 
     def process(self, frame: np.ndarray, t: float) -> FrameResult:
         """Judge one camera frame captured at ``t`` seconds."""
@@ -81,7 +83,11 @@ class VisionPipeline:
         state = self.settler.push(t, small, hints)
         if state.kind != SETTLED:
             return FrameResult(state.kind, t, state.reason, pose)
-        obs = self.reader(pose.geometry).read(frame, pose)
+        try:
+            obs = self.reader(pose.geometry).read(frame, pose)
+        except BoardNotFound as exc:
+            self.settler.reset()
+            return FrameResult(NO_BOARD, t, exc.hint)
         if obs.occluded or obs.partial:
             # The settle filter saw a still board, the reader sees something over it (a hand
             # held very still, an object left on the board): wait for a clear view.

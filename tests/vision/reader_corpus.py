@@ -13,7 +13,7 @@ from vision.bench import board_right
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator, BoardPose
 from vision.readers import reader_for
-from vision.synth import Scene, random_position, render_scene
+from vision.synth import Domain, Scene, random_position, render_scene
 
 
 def truth(game: str, cells: dict) -> dict:
@@ -28,15 +28,17 @@ def locate(game: str, image: np.ndarray) -> BoardPose:
 
 
 @cache
-def corpus(game: str, scenes: int, seed: int) -> tuple[tuple[Scene, BoardPose, Observation], ...]:
-    """(scene, pose, observation) of ``scenes`` seeded scenes, about 40 % with a hand, read by
-    one reader in turn."""
+def corpus(
+    game: str, scenes: int, seed: int, domain: Domain = Domain.NOMINAL
+) -> tuple[tuple[Scene, BoardPose, Observation], ...]:
+    """(scene, pose, observation) of ``scenes`` seeded scenes of ``domain``, about 40 % with a
+    hand, read by one reader in turn."""
     cv2.setNumThreads(1)
     rng = np.random.default_rng(seed)
     reader = reader_for(game)
     out = []
     for i in range(scenes):
-        scene = render_scene(game, random_position(game, rng), seed * 1000 + i)
+        scene = render_scene(game, random_position(game, rng), seed * 1000 + i, domain=domain)
         pose = locate(game, scene.image)
         out.append((scene, pose, reader.read(scene.image, pose)))
     return tuple(out)

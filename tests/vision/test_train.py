@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from vision.model import EMPTY, FOREIGN, CellModel
 from vision.synth import Domain, random_position, render_scene
 from vision.train.cli import recipes
-from vision.train.dataset import build, scene_patches
+from vision.train.dataset import build, labelled_patches, scene_patches
 
 
 def test_every_recipe_names_a_reader_that_knows_its_classes():
@@ -65,3 +67,11 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path):
     theirs = _predict(fitted.net, data.x[:50])
     assert np.allclose(ours, theirs, atol=1e-4)
     assert torch.is_tensor(torch.zeros(1))
+
+
+def test_a_scene_whose_board_is_not_found_gives_no_patches():
+    scene = render_scene("gobblet", {}, 3, hand=False)
+    blank = replace(scene, image=np.full_like(scene.image, 128))
+    empty = labelled_patches(recipes()["gobblet"], blank, np.random.default_rng(0))
+    assert len(empty.y) == len(empty.under) == len(empty.scene) == len(empty.x) == 0
+    assert empty.x.shape[1:] == (6, 24, 24)

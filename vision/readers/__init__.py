@@ -64,6 +64,9 @@ class Reader(ABC):
         """Learn the look of the cells in ``known`` (cell name -> canonical content) from
         ``frame``: the opening position, then the engine's accepted state after every move."""
 
+    def forget(self) -> None:  # noqa: B027 (a hook: readers that learn nothing keep it empty)
+        """Forget what :meth:`calibrate` taught (a new game is being set up)."""
+
 
 def reader_for(game: str, geometry: BoardGeometry | None = None, **options: Any) -> Reader:
     """A new reader of ``game`` (with its ``hardware/boards`` geometry unless one is given)."""

@@ -1,5 +1,9 @@
 """Readers made of a fitted model: sample every cell's patch, predict, turn classes into cells.
 
+After :meth:`FittedReader.calibrate` (the opening, then every accepted position) the reader
+judges changes, not whole boards (:mod:`vision.change`): a cell whose patches are as they were in
+the last accepted frame keeps its accepted content; only changed cells go to the model.
+
 The game-specific part is small: which patches (the model file's
 :class:`~vision.sampling.PatchSpec`) and what a class means (:meth:`FittedReader.label` from a
 cell's observation JSON, used to train; :meth:`FittedReader.cell_probabilities` back to the
@@ -18,6 +22,7 @@ import numpy as np
 from engine import Observation, data, new_game
 from engine.core import Content
 
+from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
 from ..locate import BoardPose
 from ..model import EMPTY, FOREIGN, CellModel, model_for
@@ -38,6 +43,7 @@ class FittedReader(Reader):
         self.sampler = PatchSampler(geometry, self.model.spec)
         self.net = self.model.network()
         self.codec = new_game(geometry.game)
+        self.memory: Memory | None = None
         missing = set(self.model.classes) - {EMPTY, FOREIGN} - set(self.labels_known())
         if missing:
             raise ValueError(f"model {self.model.name} has classes {sorted(missing)} unknown here")
@@ -70,18 +76,47 @@ class FittedReader(Reader):
 
     # ------------------------------------------------------------------ shared part
     def predict(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
-        """Class probabilities of every target of ``frame`` (targets x classes)."""
-        return self.model.predict_proba(self.sampler.sample(frame, pose), self.net)
+        """Class probabilities of every target of ``frame`` (targets x classes): the model's
+        for the cells that changed since the last accepted frame (all of them before the first),
+        a certain accepted class for the others."""
+        patches = self.sampler.sample(frame, pose)
+        probs = np.zeros((len(patches), len(self.model.classes)))
+        todo = self._changed(patches)
+        kept = np.setdiff1d(np.arange(len(patches)), todo)
+        for i in kept:
+            target = self.sampler.targets[i]
+            accepted = self.codec.cell_to_json(self.memory.contents[target.cell])
+            probs[i, self.model.classes.index(self.label(accepted, target.part))] = 1.0
+        probs[todo] = self.model.predict_proba(patches[todo], self.net)
+        return probs
+
+    def _changed(self, patches: np.ndarray) -> np.ndarray:
+        """Indices of the targets whose cell changed since the last accepted frame (every
+        target of a cell with a changed target; every target without a memory)."""
+        memory, threshold = self.memory, self.model.change_threshold
+        if memory is None or threshold is None:
+            return np.arange(len(patches))
+        moved = change_scores(patches, memory.patches) >= threshold
+        cells = self.sampler.cells
+        changed = {c for c, m in zip(cells, moved, strict=True) if m}
+        changed |= {c for c in cells if c not in memory.contents}
+        return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)
 
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         names, contents, probs, foreign = self.cell_probabilities(self.predict(frame, pose))
-        hidden = [
-            n for n, f in zip(names, foreign, strict=True) if f >= self.model.foreign_threshold
-        ]
+        limit = self.model.foreign_threshold
+        hidden = [n for n, f in zip(names, foreign, strict=True) if f >= limit]
         return observation(self.game, names, contents, probs, hidden)
 
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
-        """Nothing to learn yet: the model is fitted offline."""
+        """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
+        next frames are judged against them."""
+        if set(known) >= set(self.geometry.cell_names):
+            self.memory = Memory(self.sampler.sample(frame, pose), dict(known))
+
+    def forget(self) -> None:
+        """Forget the last accepted frame (a new game is set up)."""
+        self.memory = None
 
 
 class GobbletReader(FittedReader):

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from ..geometry import BoardGeometry
-from ..locate import BoardPose
+from ..locate import IMPOSSIBLE_VIEW, BoardNotFound, BoardPose
 from ..readers.common import MatReference, Reference, Region, board_height, plane_pose
 
 #: Spectrangle edges, in the order of a cell's targets.
@@ -164,7 +164,10 @@ class PatchSampler:
         span = np.maximum(white - black, 1.0)
         views = []
         for height in self.spec.heights_mm:
-            plane = plane_pose(pose, self.surface_mm + height)
+            try:
+                plane = plane_pose(pose, self.surface_mm + height)
+            except ValueError as exc:  # the markers put the camera below the pieces' tops
+                raise BoardNotFound(IMPOSSIBLE_VIEW, str(exc)) from None
             image_px = plane.to_image(pts)
             region = Region.around(frame, image_px, _shrink(image_px, self.spec.px))
             colours = region.sample(image_px).reshape(len(idx), n, 3)

@@ -16,7 +16,7 @@ from ..locate import BoardLocator, BoardNotFound
 from ..model import FOREIGN
 from ..placement import rigid
 from ..sampling import PatchSampler, PatchSpec
-from ..synth import Domain, random_position, render_scene
+from ..synth import Domain, Scene, random_position, render_scene
 
 #: Standard deviation of the pose jitter added to the located pose (mm, degrees): the reader
 #: must not depend on the locator being perfect.
@@ -53,29 +53,42 @@ def reader_class(path: str) -> Any:
 def scene_patches(
     recipe: dict[str, Any], index: int, seed: int, domain: Domain = Domain.TRAIN
 ) -> Patches:
-    """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn)."""
+    """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn; every
+    ``nominal_every``-th scene of the recipe in the nominal look, which is part of the world
+    too)."""
     games = recipe["games"]
+    every = int(recipe.get("nominal_every", 0))
+    if every and index % every == every - 1:
+        domain = Domain.NOMINAL
     game = games[index % len(games)]
-    geometry = load_geometry(game)
-    spec = PatchSpec.from_json(recipe["patch"])
-    classes = list(recipe["classes"])
     rng = np.random.default_rng([seed, index])
     cells = random_position(game, rng)
     scene = render_scene(game, cells, seed * 1_000_003 + index, domain=domain)
+    return labelled_patches(recipe, scene, rng, index)
+
+
+def labelled_patches(
+    recipe: dict[str, Any], scene: Scene, rng: np.random.Generator, index: int = 0
+) -> Patches:
+    """The patches of ``scene`` found by a fresh locator (its pose jittered by ``rng``),
+    labelled with the scene's truth; none when the board is not found."""
+    geometry = load_geometry(scene.game)
+    spec = PatchSpec.from_json(recipe["patch"])
+    classes = list(recipe["classes"])
+    sampler = PatchSampler(geometry, spec)
     try:
         pose = BoardLocator([geometry]).locate(scene.image, 0.0)
+        if JITTER[0] > 0:
+            dx, dy = rng.normal(0.0, JITTER[0], 2)
+            turn = rng.normal(0.0, JITTER[1])
+            shift = rigid(dx, dy, turn, np.mean([c.center for c in geometry.cells], axis=0))
+            homography = pose.homography @ shift
+            pose = replace(pose, homography=homography, inverse=np.linalg.inv(homography))
+        x = sampler.sample(scene.image, pose).astype(np.float16)
     except BoardNotFound:
         return Patches(
-            np.zeros((0, spec.channels, spec.px, spec.px), np.float16), *[np.zeros(0)] * 2
+            np.zeros((0, spec.channels, spec.px, spec.px), np.float16), *[np.zeros(0, int)] * 3
         )
-    if JITTER[0] > 0:
-        dx, dy = rng.normal(0.0, JITTER[0], 2)
-        turn = rng.normal(0.0, JITTER[1])
-        shift = rigid(dx, dy, turn, np.mean([c.center for c in geometry.cells], axis=0))
-        homography = pose.homography @ shift
-        pose = replace(pose, homography=homography, inverse=np.linalg.inv(homography))
-    sampler = PatchSampler(geometry, spec)
-    x = sampler.sample(scene.image, pose).astype(np.float16)
     read = reader_class(recipe["reader"])
     under = np.array(
         [classes.index(read.label(scene.cells[t.cell], t.part)) for t in sampler.targets]

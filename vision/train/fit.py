@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..model import FOREIGN, FORMAT
+from .change import fit_change
 from .dataset import Patches, build
 
 #: Scenes of the validation split (rendered from other indices of the same domain).
@@ -220,6 +221,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "classes": recipe["classes"],
         "patch": spec,
         "foreign_threshold": round(fitted.threshold, 4),
+        "change_threshold": info.get("change_threshold"),
         "trained": {**info, **fitted.figures, "date": datetime.now(UTC).strftime("%Y-%m-%d")},
     }
     path = out / f"{name}.json"
@@ -247,12 +249,15 @@ def train(
     render_s = time.perf_counter() - start
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
     fitted = fit(recipe, data, valid, seed, int(epochs or recipe["epochs"]))
+    change = fit_change(recipe, max(1, n // 4), seed, workers)
+    print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
         "seed": seed,
         "scenes": n,
         "domain": "train",
         "patches": len(data.y),
         "render_seconds": round(render_s, 1),
+        **change,
     }
     path = export(fitted, recipe, name, out, info)
     print(f"{name}: {json.dumps(fitted.figures)} threshold {fitted.threshold:.2f} -> {path}")

@@ -1,0 +1,54 @@
+"""Which cells changed since the last accepted position: judge changes, not whole boards.
+
+After every accepted position the reader keeps that frame's patches (:class:`Memory`). In a new
+settled frame, a target whose patch is still the same keeps its accepted content, so an
+unchanged cell can never be misread; only the others go to the model. Patches are compared in
+the mat's reflectance (the light measured on the mat in each frame), after one gain per colour
+channel over the whole board (what is left of a global change of light: a lamp switched on, a
+cloud, the camera's exposure), by the 90th percentile of the per-pixel difference (a small new
+piece covers a tenth of a Gobblet patch). A target has changed when that reaches the model's
+``change_threshold``, fitted on rendered pairs by ``vision.train.change``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.core import Content
+
+#: The per-pixel difference quantile that scores a patch's change.
+QUANTILE = 0.9
+
+
+@dataclass(frozen=True, eq=False)
+class Memory:
+    """The patches of the last accepted frame and the accepted content of every cell."""
+
+    patches: np.ndarray
+    contents: Mapping[str, Content]
+
+
+def global_gain(now: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """Per colour channel, the median ratio of ``now`` to ``before`` over every patch pixel
+    (views of one plane share the gain): the global change of light (1 x C x 1 x 1)."""
+    c = now.shape[1]
+    a = np.maximum(now, 1e-3).transpose(1, 0, 2, 3).reshape(c, -1)
+    b = np.maximum(before, 1e-3).transpose(1, 0, 2, 3).reshape(c, -1)
+    ratio = np.median(a / b, axis=1)
+    per_colour = ratio.reshape(-1, 3).mean(axis=0)
+    return np.tile(per_colour, c // 3).reshape(1, c, 1, 1)
+
+
+def change_scores(now: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """Per target, how much its patch changed between ``before`` and ``now`` (N x C x px x px
+    reflectance each): the :data:`QUANTILE` of the per-pixel sum over channels of the absolute
+    difference, after :func:`global_gain`."""
+    if now.shape != before.shape:
+        raise ValueError(f"patches of {now.shape} and {before.shape} do not compare")
+    diff = np.abs(now - global_gain(now, before) * before).sum(axis=1)
+    flat = diff.reshape(len(diff), -1)
+    k = round(QUANTILE * (flat.shape[1] - 1))
+    return np.partition(flat, k, axis=1)[:, k]

@@ -1,0 +1,107 @@
+"""Fit a model's ``change_threshold`` (:mod:`vision.change`) on pairs of rendered frames.
+
+Each pair is one scene rendered twice with the same camera, light and box, a few cells changed
+between the two (a piece put down, taken, covered), the second frame with its own sensor noise
+and a random global change of light (gain, per-channel tint, gamma: a lamp, a cloud, the
+camera's exposure), each frame located by its own fresh locator. The threshold is the score
+below which only :data:`MISS_RATE` of the changed targets fall: a missed change is a missed
+move, a cell flagged as changed that did not change only goes to the model.
+"""
+
+from __future__ import annotations
+
+import os
+from multiprocessing import get_context
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..change import change_scores
+from ..geometry import load_geometry
+from ..locate import BoardLocator, BoardNotFound
+from ..sampling import PatchSampler, PatchSpec
+from ..synth import Domain, random_position, render_scene
+from .dataset import reader_class
+
+#: Share of changed targets allowed below the threshold.
+MISS_RATE = 1e-3
+#: Ranges of the second frame's change of light and noise (a randomisation, not a threshold).
+GAIN = (0.8, 1.25)
+TINT = 0.04
+GAMMA = (0.9, 1.1)
+NOISE = (0.5, 4.0)
+
+
+def _relit(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``image`` under another light and with fresh sensor noise."""
+    gain = rng.uniform(*GAIN) * rng.uniform(1 - TINT, 1 + TINT, 3)
+    x = (image.astype(np.float32) / 255.0) ** rng.uniform(*GAMMA) * gain
+    x = x * 255.0 + rng.normal(0.0, rng.uniform(*NOISE), image.shape)
+    return np.clip(x, 0, 255).astype(np.uint8)
+
+
+def pair_scores(
+    recipe: dict[str, Any], index: int, seed: int, domain: Domain = Domain.TRAIN
+) -> tuple[np.ndarray, np.ndarray]:
+    """Change scores of every target of pair ``index``, and which targets really changed."""
+    games = recipe["games"]
+    game = games[index % len(games)]
+    geometry = load_geometry(game)
+    rng = np.random.default_rng([seed, index, 7])
+    before = random_position(game, rng)
+    other = random_position(game, rng)
+    names = list(before)
+    after = dict(before)
+    for k in rng.choice(len(names), size=int(rng.integers(1, 5)), replace=False):
+        after[names[k]] = other[names[k]] if other[names[k]] != before[names[k]] else None
+    render_seed = seed * 1_000_003 + 20_000_000 + index
+    frames = [
+        render_scene(game, cells, render_seed, hand=False, domain=domain).image
+        for cells in (before, after)
+    ]
+    frames[1] = _relit(frames[1], rng)
+    sampler = PatchSampler(geometry, PatchSpec.from_json(recipe["patch"]))
+    try:
+        patches = [
+            sampler.sample(frame, BoardLocator([geometry]).locate(frame, 0.0)) for frame in frames
+        ]
+    except BoardNotFound:
+        return np.zeros(0), np.zeros(0, dtype=bool)
+    read = reader_class(recipe["reader"])
+    changed = np.array(
+        [
+            read.label(before[t.cell], t.part) != read.label(after[t.cell], t.part)
+            for t in sampler.targets
+        ]
+    )
+    return change_scores(patches[1], patches[0]), changed
+
+
+def _job(args: tuple[dict[str, Any], int, int]) -> tuple[np.ndarray, np.ndarray]:
+    cv2.setNumThreads(1)
+    return pair_scores(*args)
+
+
+def fit_change(
+    recipe: dict[str, Any], pairs: int, seed: int, workers: int | None = None
+) -> dict[str, float]:
+    """The change threshold of a recipe's patches from ``pairs`` rendered pairs, and how it
+    does on them (``change_missed``: changed targets below it; ``change_false``: unchanged
+    targets at or above it)."""
+    jobs = [(recipe, i, seed) for i in range(pairs)]
+    workers = workers or os.cpu_count() or 1
+    if workers == 1:
+        results = [_job(j) for j in jobs]
+    else:
+        with get_context("fork").Pool(workers) as pool:
+            results = pool.map(_job, jobs, chunksize=4)
+    scores = np.concatenate([r[0] for r in results])
+    changed = np.concatenate([r[1] for r in results])
+    threshold = float(np.quantile(scores[changed], MISS_RATE))
+    return {
+        "change_threshold": round(threshold, 4),
+        "change_pairs": pairs,
+        "change_missed": round(float(np.mean(scores[changed] < threshold)), 6),
+        "change_false": round(float(np.mean(scores[~changed] >= threshold)), 6),
+    }
