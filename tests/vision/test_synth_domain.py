@@ -62,7 +62,8 @@ def test_the_splits_differ_where_the_issue_asks():
 @pytest.mark.parametrize(
     ("name", "strength", "gamma"),
     [("srgb", 0, 2.2), ("s-curve", 0.6, 2.2), ("s-curve", 1.0, 2.2), ("gamma", 0, 1.8),
-     ("gamma", 0, 2.4), ("filmic", 0.6, 2.2), ("filmic", 1.2, 2.2)],
+     ("gamma", 0, 2.4), ("filmic", 0.6, 2.2), ("filmic", 1.2, 2.2), ("reinhard", 1.0, 2.2),
+     ("reinhard", 4.0, 2.2)],
 )  # fmt: skip
 def test_camera_curves_are_monotonic_from_black(name, strength, gamma):
     x = np.linspace(0, 4, 4001)
@@ -71,6 +72,13 @@ def test_camera_curves_are_monotonic_from_black(name, strength, gamma):
     assert np.all(np.diff(y) >= -1e-12)
     assert y.min() >= 0.0 and y.max() <= 1.0
     assert y[1000] > 0.7  # full scale (x = 1) is bright
+
+
+def test_a_reinhard_shoulder_keeps_full_scale_and_lifts_the_mid_tones():
+    x = np.array([0.25, 1.0])
+    plain, shoulder = camera_curve("srgb", x), camera_curve("reinhard", x, 4.0)
+    assert shoulder[1] == pytest.approx(1.0)
+    assert shoulder[0] > plain[0] + 0.1  # the highlights compressed, the rest brighter
 
 
 def test_lamp_gains_are_warm_at_2700_and_neutral_at_6500():

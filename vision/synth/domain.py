@@ -57,10 +57,13 @@ class Domain:
 
     # --- light and camera response (:mod:`.photo`); empty ``curves``: the nominal 8-bit model
     #: camera curves to choose from: ``srgb``, ``s-curve`` (sRGB and an S of ``curve_strength``),
-    #: ``gamma`` (a power ``1 / gamma``), ``filmic`` (ACES-like shoulder, then sRGB)
+    #: ``gamma`` (a power ``1 / gamma``), ``filmic`` (ACES-like shoulder, then sRGB), ``reinhard``
+    #: (the shoulder e / (1 + e) of ``shoulder`` times the light, then sRGB)
     curves: tuple[str, ...] = ()
     #: strength of the S-curve (0: none, 1: smoothstep); for ``filmic``, the pre-exposure
     curve_strength: Range = (0.0, 0.0)
+    #: exposure into the ``reinhard`` curve's shoulder
+    shoulder: Range = (1.0, 1.0)
     #: exponent of the ``gamma`` curve
     gamma: Range = (2.2, 2.2)
     #: colour temperature of the lamp (kelvin)
@@ -146,10 +149,11 @@ Domain.TRAIN = Domain(
     label_scale=(0.7, 1.3),
     bonus_light=(1.2, 2.0),
     bevel=(0.0, 0.25),
-    curves=("srgb", "s-curve"),
+    curves=("srgb", "s-curve", "reinhard"),
     curve_strength=(0.0, 0.6),
+    shoulder=(1.0, 4.0),
     kelvin=(2700.0, 6500.0),
-    white_balance=(0.6, 1.0),
+    white_balance=(0.0, 1.0),
     white_balance_error=0.05,
     auto_exposure=0.7,
     auto_target=(97.0, 0.8),

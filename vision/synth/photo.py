@@ -122,8 +122,10 @@ def develop(image: np.ndarray, look: Look, rng: np.random.Generator) -> np.ndarr
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
-#: Curve look-up resolution: linear light 0..``_TOP`` (filmic: x 4) in ``_STEPS`` steps.
+#: Curve look-up resolution: linear light 0..``_TOP`` (curves with a shoulder: x 4) in
+#: ``_STEPS`` steps.
 _STEPS, _TOP = 8192, 1.0
+_SHOULDERS = ("filmic", "reinhard")
 
 
 def srgb_encode(x: np.ndarray) -> np.ndarray:
@@ -143,7 +145,9 @@ def camera_curve(name: str, x: np.ndarray, strength: float = 0.0, gamma: float =
 
     ``srgb``; ``s-curve``: sRGB blended with a smoothstep by ``strength`` (0..1); ``gamma``:
     ``x ** (1 / gamma)``; ``filmic``: an ACES-like shoulder of ``strength`` times the light,
-    then sRGB. All are monotonic and map 0 to 0."""
+    then sRGB; ``reinhard``: the shoulder ``e / (1 + e)`` of ``e = strength`` times the light,
+    scaled to keep full scale, then sRGB (bright colours lose saturation, as in many phones and
+    renderers). All are monotonic and map 0 to 0."""
     x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     if name == "srgb":
         return srgb_encode(x)
@@ -155,6 +159,9 @@ def camera_curve(name: str, x: np.ndarray, strength: float = 0.0, gamma: float =
     if name == "filmic":
         e = x * strength
         return srgb_encode(e * (2.51 * e + 0.03) / (e * (2.43 * e + 0.59) + 0.14))
+    if name == "reinhard":
+        e = x * strength
+        return srgb_encode(e / (1 + e) * (1 + strength) / strength)
     raise ValueError(f"no camera curve {name!r}")
 
 
@@ -214,7 +221,9 @@ class Response:
             shadow = tuple((float(x), float(y)) for x, y in ring)
         return cls(
             curve=curve,
-            strength=float(rng.uniform(*domain.curve_strength)),
+            strength=float(
+                rng.uniform(*(domain.shoulder if curve == "reinhard" else domain.curve_strength))
+            ),
             gamma=float(rng.uniform(*domain.gamma)),
             gains=(float(gains[0]), float(gains[1]), float(gains[2])),
             auto=tuple(domain.auto_target) if rng.random() < domain.auto_exposure else None,
@@ -244,7 +253,7 @@ def _decode_lut() -> np.ndarray:
 
 @lru_cache(maxsize=64)
 def _curve_lut(name: str, strength: float, gamma: float) -> np.ndarray:
-    top = 4 * _TOP if name == "filmic" else _TOP
+    top = 4 * _TOP if name in _SHOULDERS else _TOP
     x = np.linspace(0, top, _STEPS)
     return np.round(255 * camera_curve(name, x, strength, gamma)).astype(np.uint8)
 
@@ -319,7 +328,7 @@ def respond(
         cv2.max(lin, 0.0) * (response.shot_noise / 255) ** 2 + (response.read_noise / 255) ** 2
     )
     lin += sigma * _normal_bank((w, h))[dy : dy + h, dx : dx + w]
-    top = 4 * _TOP if response.curve == "filmic" else _TOP
+    top = 4 * _TOP if response.curve in _SHOULDERS else _TOP
     index = np.clip(lin * ((_STEPS - 1) / top), 0, _STEPS - 1).astype(np.uint16)
     out = np.take(
         _curve_lut(response.curve, round(response.strength, 3), round(response.gamma, 3)), index
