@@ -98,6 +98,10 @@ class Domain:
     #: glare on glossy faces: factor of the specular highlight, and the Phong exponent
     glare: Range = (1.0, 1.0)
     shininess: Range = (300.0, 1500.0)
+    #: chance of a broad reflection instead (a window, the sky, a big lamp: a low Phong exponent
+    #: drawn from ``broad_shininess`` whitens whole pieces)
+    broad_glare: float = 0.0
+    broad_shininess: Range = (10.0, 10.0)
     #: pieces' shadows: darkness (0..1) and softness (blur sigma, half-resolution px)
     shadow_dark: Range = (0.45, 0.45)
     shadow_soft: Range = (1.5, 1.5)
@@ -171,6 +175,8 @@ Domain.TRAIN = Domain(
     jpeg_quality=(45.0, 95.0),
     glare=(0.3, 2.0),
     shininess=(100.0, 1500.0),
+    broad_glare=0.3,
+    broad_shininess=(4.0, 60.0),
     shadow_dark=(0.2, 0.7),
     shadow_soft=(0.7, 6.0),
     cast_shadow=0.3,
@@ -226,6 +232,8 @@ Domain.HELDOUT = Domain(
     jpeg_quality=(40.0, 90.0),
     glare=(0.5, 2.5),
     shininess=(80.0, 1200.0),
+    broad_glare=0.35,
+    broad_shininess=(5.0, 50.0),
     shadow_dark=(0.25, 0.75),
     shadow_soft=(0.5, 8.0),
     cast_shadow=0.35,

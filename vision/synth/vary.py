@@ -109,7 +109,15 @@ class Variation:
             bonus_light=float(rng.uniform(*domain.bonus_light)),
             bevel=float(rng.uniform(*domain.bevel)),
             glare=float(rng.uniform(*domain.glare)),
-            shininess=float(rng.uniform(*domain.shininess)),
+            shininess=float(
+                rng.uniform(
+                    *(
+                        domain.broad_shininess
+                        if rng.random() < domain.broad_glare
+                        else domain.shininess
+                    )
+                )
+            ),
             shadow_dark=float(rng.uniform(*domain.shadow_dark)),
             shadow_soft=float(rng.uniform(*domain.shadow_soft)),
             response=Response.random(domain, rng),
