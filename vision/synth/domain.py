@@ -102,6 +102,9 @@ class Domain:
     #: drawn from ``broad_shininess`` whitens whole pieces)
     broad_glare: float = 0.0
     broad_shininess: Range = (10.0, 10.0)
+    #: veiling reflection on every piece: the share of full white added to its faces (a sheen
+    #: that lifts black plastic and dark motifs towards grey)
+    haze: Range = (0.0, 0.0)
     #: pieces' shadows: darkness (0..1) and softness (blur sigma, half-resolution px)
     shadow_dark: Range = (0.45, 0.45)
     shadow_soft: Range = (1.5, 1.5)
@@ -177,6 +180,7 @@ Domain.TRAIN = Domain(
     shininess=(100.0, 1500.0),
     broad_glare=0.3,
     broad_shininess=(4.0, 60.0),
+    haze=(0.0, 0.2),
     shadow_dark=(0.2, 0.7),
     shadow_soft=(0.7, 6.0),
     cast_shadow=0.3,
@@ -234,6 +238,7 @@ Domain.HELDOUT = Domain(
     shininess=(80.0, 1200.0),
     broad_glare=0.35,
     broad_shininess=(5.0, 50.0),
+    haze=(0.02, 0.25),
     shadow_dark=(0.25, 0.75),
     shadow_soft=(0.5, 8.0),
     cast_shadow=0.35,

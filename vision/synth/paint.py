@@ -75,13 +75,23 @@ class Solid:
 
 
 class Painter:
-    """Projects and fills faces into ``image`` (BGR uint8, modified in place)."""
+    """Projects and fills faces into ``image`` (BGR uint8, modified in place). ``haze`` (0..1)
+    is the share of full white a veiling reflection adds to every face of a solid (the sheen of
+    plastic or varnish that lifts black pieces and motifs towards grey)."""
 
-    def __init__(self, image: np.ndarray, camera: Camera, lamp: np.ndarray, shiny: float) -> None:
+    def __init__(
+        self,
+        image: np.ndarray,
+        camera: Camera,
+        lamp: np.ndarray,
+        shiny: float,
+        haze: float = 0.0,
+    ) -> None:
         self.image = image
         self.camera = camera
         self.lamp = np.asarray(lamp, dtype=np.float64)
         self.shiny = shiny
+        self.haze = haze
         h, w = image.shape[:2]
         self.shadow = np.zeros((h // 2, w // 2), dtype=np.uint8)
         self.glare = np.zeros((h // 2, w // 2), dtype=np.uint8)
@@ -130,7 +140,7 @@ class Painter:
         projected = iter(self.fixed([p for f in faces for p in f.polygons]))
         for face, k in zip(faces, shade, strict=True):
             pts = [next(projected) for _ in face.polygons]
-            c = tuple(float(v) for v in np.clip(face.color * k, 0, 255))
+            c = tuple(float(v) for v in np.clip(face.color * k + 255 * self.haze, 0, 255))
             cv2.fillPoly(self.image, pts, c, cv2.LINE_AA, _SHIFT)
         glossy = [i for i, f in enumerate(faces) if f.glossy]
         if not glossy:

@@ -74,6 +74,7 @@ class Variation:
     bevel: float
     glare: float
     shininess: float
+    haze: float
     shadow_dark: float
     shadow_soft: float
     response: Response
@@ -118,6 +119,7 @@ class Variation:
                     )
                 )
             ),
+            haze=float(rng.uniform(*domain.haze)),
             shadow_dark=float(rng.uniform(*domain.shadow_dark)),
             shadow_soft=float(rng.uniform(*domain.shadow_soft)),
             response=Response.random(domain, rng),
