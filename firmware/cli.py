@@ -80,10 +80,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.target == "vision":
         from vision.bench import BENCH_GAMES as VISION_GAMES
         from vision.bench import bench_game as bench_vision
+        from vision.synth import Domain
 
+        domain = Domain.NOMINAL if args.zoom is None else Domain(name="zoom", zoom=args.zoom)
         results = {}
         for name in [args.game] if args.game else list(VISION_GAMES):
-            r = bench_vision(name, scenes=args.scenes, seed=args.seed, misplaced=args.misplaced)
+            r = bench_vision(
+                name, scenes=args.scenes, seed=args.seed, misplaced=args.misplaced, domain=domain
+            )
             results[name] = r.to_json()
             if args.failures:
                 for index, what in r.failures:
@@ -94,8 +98,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
                     f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
                     f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
-                    f"not found {r.not_found}  cells placed within {r.locate_px:.2f} px "
-                    f"(p90 {r.locate_px_p90:.2f})",
+                    f"not found {r.not_found}  markers {r.markers_found}/{r.markers_visible}  "
+                    f"cells placed within {r.locate_px:.2f} px (p90 {r.locate_px_p90:.2f})",
                     flush=True,
                 )
         if args.json:
@@ -103,6 +107,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 0
     print(f"referee: unknown benchmark {args.target!r}", file=sys.stderr)
     return 2
+
+
+def _zoom(text: str) -> tuple[float, float]:
+    """``LO,HI`` -> (LO, HI): a range of camera distances, multiples of the closest."""
+    try:
+        lo, hi = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO,HI (e.g. 1.5,1.8), not {text!r}") from None
+    if not 0.5 <= lo <= hi <= 5.0:
+        raise argparse.ArgumentTypeError(f"need 0.5 <= LO <= HI <= 5, not {text!r}")
+    return lo, hi
 
 
 def _lazy(module: str, name: str):
@@ -174,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--misplaced",
         action="store_true",
         help="boards lie a few mm and degrees off their outline on the mat (vision)",
+    )
+    p.add_argument(
+        "--zoom",
+        type=_zoom,
+        metavar="LO,HI",
+        help="camera LO to HI times the closest distance that keeps the mat in view "
+        "(vision; default: the corpus's 1.0,1.15)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")

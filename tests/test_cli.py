@@ -82,6 +82,20 @@ def test_bench_engine_json_shape(capsys):
     assert figures["infer_ms_median"] > 0 and figures["playouts_per_s"] > 0
 
 
+def test_bench_vision_far_reports_the_markers_found(capsys):
+    argv = ["bench", "vision", "--game", "gobblet", "--scenes", "2", "--zoom", "1.5,1.8", "--json"]
+    assert main(argv) == 0
+    figures = json.loads(capsys.readouterr().out)["games"]["gobblet"]
+    assert 0 < figures["markers_found"] <= figures["markers_visible"] <= 2 * 8
+
+
+@pytest.mark.parametrize("zoom", ["1.5", "1.8,1.5", "a,b", "0.1,1"])
+def test_bench_vision_refuses_a_bad_zoom(zoom, capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "vision", "--zoom", zoom])
+    assert "--zoom" in capsys.readouterr().err
+
+
 def test_console_script_runs_as_a_module():
     done = subprocess.run(
         [sys.executable, "-m", "firmware.cli", "games"], capture_output=True, text=True, check=True

@@ -24,8 +24,13 @@ tracking to lean on) and the game's reader, on one OpenCV thread.
   largest distance (px) between a cell's centre on the board's face where the located pose puts
   it and where the scene drew it; the median and the 90th percentile over the scenes.
 
+- ``markers_found`` / ``markers_visible``: the game's markers that the first frame's search pass
+  found, out of those wholly in the frame and not under the hand (a hand over part of a marker
+  hides it); ``not_found`` counts the scenes where no board was found at all.
+
 With ``misplaced`` every board lies up to ``vision.synth.scene.MAX_BOARD_SHIFT`` off its outline
-on the mat, as a board put down by hand does.
+on the mat, as a board put down by hand does. ``domain`` draws the scenes from other ranges
+(``--zoom 1.5,1.8``: the camera 1.5 to 1.8 times as far as the closest that keeps the mat in view).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound
 from .pipeline import SETTLED, VisionPipeline
 from .readers import reader_for
-from .synth import Scene, random_board_shift, random_position, render_scene
+from .synth import Domain, Scene, random_board_shift, random_position, render_scene
 
 BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
 FPS = 10.0
@@ -71,6 +76,9 @@ class VisionBench:
     #: pose puts it and as the scene drew it: median and 90th percentile over the scenes
     locate_px: float = float("nan")
     locate_px_p90: float = float("nan")
+    #: the game's markers found on the first frame, out of those in the frame and not under a hand
+    markers_found: int = 0
+    markers_visible: int = 0
     #: (scene index, what went wrong) of every scene not read entirely right
     failures: tuple[tuple[int, str], ...] = ()
 
@@ -88,6 +96,8 @@ class VisionBench:
             "hand_scenes": self.hand_scenes,
             "locate_px": round(self.locate_px, 3),
             "locate_px_p90": round(self.locate_px_p90, 3),
+            "markers_found": self.markers_found,
+            "markers_visible": self.markers_visible,
         }
 
 
@@ -191,32 +201,64 @@ def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bo
 
 
 def corpus_scene(
-    game: str, index: int, seed: int = 2026, hand: bool | None = None, misplaced: bool = False
+    game: str,
+    index: int,
+    seed: int = 2026,
+    hand: bool | None = None,
+    misplaced: bool = False,
+    domain: Domain = Domain.NOMINAL,
 ) -> Scene:
     """Scene ``index`` of the benchmark's corpus for ``seed`` (to look at a failure again)."""
     rng = np.random.default_rng(seed)
     for _ in range(index):
         random_position(game, rng)
-    return _render(game, random_position(game, rng), seed * 1000 + index, misplaced, hand)
+    cells = random_position(game, rng)
+    return _render(game, cells, seed * 1000 + index, misplaced, domain, hand)
 
 
-def _render(game: str, cells: dict, seed: int, misplaced: bool, hand: bool | None = None) -> Scene:
+def _render(
+    game: str,
+    cells: dict,
+    seed: int,
+    misplaced: bool,
+    domain: Domain,
+    hand: bool | None = None,
+) -> Scene:
     """One corpus scene; ``misplaced``: the board lies off its outline on the mat."""
     shift = random_board_shift(seed, game) if misplaced else None
-    return render_scene(game, cells, seed, hand=hand, board_shift=shift)
+    return render_scene(game, cells, seed, hand=hand, board_shift=shift, domain=domain)
+
+
+def visible_markers(scene: Scene) -> frozenset[int]:
+    """The markers of ``scene`` wholly inside the frame and not under the hand."""
+    geometry = load_geometry(scene.game)
+    camera = scene.mat_camera or scene.camera
+    w, h = camera.size
+    seen = set()
+    for marker in geometry.markers:
+        px = camera.project(np.column_stack([marker.corners(), np.zeros(4)]))
+        if np.all((px >= 0) & (px <= (w - 1, h - 1))) and marker.id not in scene.hidden_markers:
+            seen.add(marker.id)
+    return frozenset(seen)
 
 
 def bench_game(
-    game: str, scenes: int = 200, seed: int = 2026, misplaced: bool = False
+    game: str,
+    scenes: int = 200,
+    seed: int = 2026,
+    misplaced: bool = False,
+    domain: Domain = Domain.NOMINAL,
 ) -> VisionBench:
     """Measure one game over ``scenes`` rendered scenes (``misplaced``: every board lies a few
-    mm and degrees off its outline on the mat, up to ``vision.synth.scene.MAX_BOARD_SHIFT``)."""
+    mm and degrees off its outline on the mat, up to ``vision.synth.scene.MAX_BOARD_SHIFT``;
+    ``domain``: the ranges the scenes are drawn from, e.g. a camera further away)."""
     cv2.setNumThreads(1)
     geometry = load_geometry(game)
     codec = new_game(game)
     reader = reader_for(game, geometry)
     rng = np.random.default_rng(seed)
     right = total = boards_right = false_settled = not_found = hands = 0
+    markers_found = markers_visible = 0
     frame_ms: list[float] = []
     first_ms: list[float] = []
     warp_ms: list[float] = []
@@ -226,14 +268,18 @@ def bench_game(
     centres = np.array([c.center for c in geometry.cells])
     for i in range(scenes):
         cells = random_position(game, rng)
-        scene = _render(game, cells, seed * 1000 + i, misplaced)
+        scene = _render(game, cells, seed * 1000 + i, misplaced, domain)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         visible = [n for n in truth if n not in scene.hidden]
+        in_view = visible_markers(scene)
+        markers_visible += len(in_view)
         locator = BoardLocator([geometry])
         start = time.perf_counter()
         try:
-            reader.read(scene.image, locator.locate(scene.image, 0.0))
+            first = locator.locate(scene.image, 0.0)
+            reader.read(scene.image, first)
             first_ms.append((time.perf_counter() - start) * 1000.0)
+            markers_found += len(in_view.intersection(first.markers_seen))
             for k in range(1, TRACKED_FRAMES):  # the camera keeps looking at the same board
                 locator.locate(scene.image, k / FPS)
             start = time.perf_counter()
@@ -262,7 +308,7 @@ def bench_game(
             failures.append((i, errors.describe()))
         if scene.occluded:
             hands += 1
-            clear = _render(game, cells, seed * 1000 + i, misplaced, hand=False).image
+            clear = _render(game, cells, seed * 1000 + i, misplaced, domain, hand=False).image
             false_settled += _settles_under_hand(game, clear, scene.image)
     return VisionBench(
         game=game,
@@ -278,4 +324,6 @@ def bench_game(
         failures=tuple(failures),
         locate_px=statistics.median(locate_px) if locate_px else float("nan"),
         locate_px_p90=float(np.percentile(locate_px, 90)) if locate_px else float("nan"),
+        markers_found=markers_found,
+        markers_visible=markers_visible,
     )
