@@ -4,9 +4,11 @@ import json
 import subprocess
 import sys
 
+import cv2
 import pytest
 
 from firmware.cli import main
+from vision.synth import Domain, render_scene
 
 
 def _gobblet(cells):
@@ -94,6 +96,25 @@ def test_bench_vision_refuses_a_bad_zoom(zoom, capsys):
     with pytest.raises(SystemExit):
         main(["bench", "vision", "--zoom", zoom])
     assert "--zoom" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("zoom", "verdict"), [(1.0, "[ok]"), (2.8, "[!!]")])
+def test_doctor_says_whether_the_camera_is_too_far(zoom, verdict, tmp_path, capsys):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    domain = Domain(name="zoom", zoom=(zoom, zoom))
+    scene = render_scene("blokus", {}, 1, hand=False, domain=domain)
+    cv2.imwrite(str(folder / "view.png"), scene.image)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[camera]\nsource = "folder"\npath = "{folder}"\n[display]\ndriver = "dummy"\n',
+        encoding="utf-8",
+    )
+    main(["doctor", "--config", str(config)])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "marker size" in x)
+    assert line.lstrip().startswith(f"{verdict} marker size")
+    if zoom > 1.0:
+        assert "too far" in line and "cm from the markers" in line
 
 
 def test_console_script_runs_as_a_module():

@@ -38,6 +38,14 @@ BAD_FIT = "bad-fit"
 #: Horizontal field of view assumed when the intrinsics cannot be estimated (Camera Module 3).
 DEFAULT_HFOV_DEG = 66.0
 
+#: Markers seen smaller than this (px a side, median) are not all found reliably: the camera is
+#: too far (``referee bench vision --zoom``, ``docs/vision/pipeline.md``).
+RELIABLE_MARKER_PX = 20.0
+#: What the OLED's status line says while the markers are smaller than that, and what the "no
+#: board" screen says when the board is lost after it was seen that small.
+TOO_FAR = "camera too far: move in"
+TOO_FAR_HINT = "Camera too far: bring it closer so the markers look bigger"
+
 #: What to tell the players, per reason (short enough for the OLED's "no board" screen).
 HINTS = {
     NO_MARKERS: "Check the mat's markers are in view and lit",
@@ -242,11 +250,19 @@ class BoardPose:
     #: board mm -> mat mm (3x3): where the board lies on its mat, found from its edges
     #: (:mod:`vision.placement`); None when it lies on its printed outline or is not known
     placement: np.ndarray | None = None
+    #: median side (px) of the markers seen (a tracked pose keeps the last fit's)
+    marker_px: float = 0.0
 
     @property
     def game(self) -> str:
         """The game recognised from the markers."""
         return self.geometry.game
+
+    @property
+    def too_far(self) -> bool:
+        """The markers are smaller than RELIABLE_MARKER_PX: some may be lost from frame to
+        frame (the camera is too far, or its resolution too low)."""
+        return 0.0 < self.marker_px < RELIABLE_MARKER_PX
 
     def to_image(self, points_mm: np.ndarray | Iterable) -> np.ndarray:
         """Board points (Nx2 mm) -> image points (Nx2 px)."""
@@ -800,6 +816,7 @@ class BoardLocator:
             raise BoardNotFound(BAD_FIT, f"{geometry.game}: markers {list(seen)}")
         if prior is not None:
             fit = self._deadband(fit, prior, ideal)
+        marker_px = _side(np.stack(list(markers.values())))
         self._calibrate(geometry, markers, fit.used, image_size)
         pose = BoardPose(
             geometry=geometry,
@@ -814,6 +831,7 @@ class BoardLocator:
             confidence=self._confidence(geometry, fit),
             t=now,
             lens=lens,
+            marker_px=marker_px,
         )
         pose = replace(pose, placement=self._placement(frame, pose, prior))
         self._pose = pose

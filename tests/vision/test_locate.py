@@ -33,6 +33,7 @@ from vision.geometry import BoardGeometry, Marker, available_games, load_geometr
 from vision.locate import (
     BAD_FIT,
     NO_MARKERS,
+    RELIABLE_MARKER_PX,
     TOO_FEW_MARKERS,
     UNKNOWN_MARKERS,
     BoardLocator,
@@ -501,3 +502,24 @@ def test_a_far_board_keeps_its_pose_when_two_markers_are_hidden():
     assert set(pose.markers_seen) == set(fitted.markers_seen) - set(hidden)
     assert pose.markers_missing == hidden
     assert np.array_equal(pose.homography, fitted.homography)
+
+
+def test_the_marker_size_says_when_the_camera_is_too_far():
+    """BoardPose.marker_px is the markers' median side; under RELIABLE_MARKER_PX (a camera
+    2.8 times as far as the closest: 17 px) the pose says the camera is too far."""
+    cells = random_position("blokus", np.random.default_rng(1))
+    poses = {}
+    for zoom in (1.0, 2.8):
+        domain = Domain(name="zoom", zoom=(zoom, zoom))
+        scene = render_scene("blokus", cells, 1, hand=False, domain=domain)
+        pose = BoardLocator.for_game("blokus").locate(scene.image, t=0.0)
+        geometry = load_geometry("blokus")
+        quads = [
+            scene.mat_camera.project(np.column_stack([m.corners(), np.zeros(4)]))
+            for m in geometry.markers
+        ]
+        sides = [np.linalg.norm(q - np.roll(q, 1, axis=0), axis=1) for q in quads]
+        assert pose.marker_px == pytest.approx(np.median(sides), rel=0.06)
+        poses[zoom] = pose
+    assert poses[1.0].marker_px > 2 * RELIABLE_MARKER_PX and not poses[1.0].too_far
+    assert poses[2.8].marker_px < RELIABLE_MARKER_PX and poses[2.8].too_far
