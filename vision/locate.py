@@ -776,7 +776,7 @@ class BoardLocator:
             ids = list(markers)
             quads = np.stack([markers[i] for i in ids])
             module = _side(quads) / self._modules[name]
-            win = int(max(1, min(5, round(0.4 * module))))
+            win = int(max(2, min(5, round(0.4 * module))))
             pts = quads.reshape(-1, 1, 2).astype(np.float32)
             cv2.cornerSubPix(grey, pts, (win, win), (-1, -1), criteria)
             refined = pts.reshape(-1, 4, 2).astype(np.float64)
