@@ -9,13 +9,16 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .actions import Action, action_for_key
 from .camera import CameraError, open_camera
 from .config import Config, ConfigError, load_config
 from .display import Display, DisplayError, make_device
 from .loop import RefereeLoop, Report
+
+if TYPE_CHECKING:
+    from vision.locate import BoardPose
 
 
 def _buttons(config: Config) -> tuple[Any, str]:
@@ -143,6 +146,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
+def _marker_size(pose: BoardPose) -> str:
+    """The doctor's line on the markers' size in the image: when they are too small, how far
+    the camera is from them and how far it should be."""
+    from vision.locate import RELIABLE_MARKER_PX
+
+    text = f"marker size: {pose.marker_px:.0f} px a side"
+    if not pose.too_far:
+        return f"{text} (at least {RELIABLE_MARKER_PX:.0f} px needed)"
+    _, _, height = pose.camera_centre()
+    target = height * pose.marker_px / RELIABLE_MARKER_PX
+    return (
+        f"{text}, under the {RELIABLE_MARKER_PX:.0f} px needed: the camera is too far for "
+        f"reliable reading; bring it from about {height / 10:.0f} cm to {target / 10:.0f} cm "
+        "from the markers (hardware/setup.md, Camera height)"
+    )
+
+
 def _check_camera(config: Config, say: Callable[[bool, str], None]) -> None:
     try:
         camera = open_camera(config.camera)
@@ -169,6 +189,7 @@ def _check_camera(config: Config, say: Callable[[bool, str], None]) -> None:
             f"markers: {pose.game} mat, {seen} of {total} markers seen, "
             f"fit error {pose.reprojection_error:.2f} px",
         )
+        say(not pose.too_far, _marker_size(pose))
         from vision.placement import BoardPlacement, board_offset
 
         finder = BoardPlacement(pose.geometry)

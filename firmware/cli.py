@@ -92,6 +92,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 2
 
 
+def _zoom(text: str) -> tuple[float, float]:
+    """``LO,HI`` -> (LO, HI): a range of camera distances, multiples of the closest."""
+    try:
+        lo, hi = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO,HI (e.g. 1.5,1.8), not {text!r}") from None
+    if not 0.5 <= lo <= hi <= 5.0:
+        raise argparse.ArgumentTypeError(f"need 0.5 <= LO <= HI <= 5, not {text!r}")
+    return lo, hi
+
+
 def _lazy(module: str, name: str):
     """A command that imports its module only when it runs (keeps ``referee`` start-up light)."""
 
@@ -175,6 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
         "models' training domain), heldout (ranges never fitted on); default corpus,heldout "
         "(vision)",
+    )
+    p.add_argument(
+        "--zoom",
+        type=_zoom,
+        metavar="LO,HI",
+        help="camera LO to HI times the closest distance that keeps the mat in view "
+        "(vision; default: the corpus's 1.0,1.15)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
     p.add_argument("--json", action="store_true")

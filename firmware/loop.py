@@ -17,6 +17,9 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
 - CONFIRM: vision and rules left two explanations close; CONFIRM takes the first, MENU the
   second, UNDO neither (the board is looked at again).
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
+
+While the mat's markers look smaller than ``vision.locate.RELIABLE_MARKER_PX``, the status line
+of every screen says that the camera is too far (unless the camera has something to say).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 from engine import AMBIGUOUS, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, Outcome, Referee, Verdict
 from engine.referee import describe
 from vision.decode import decode
+from vision.locate import TOO_FAR
 from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipeline
 
 from . import screens
@@ -170,6 +174,8 @@ class RefereeLoop:
             self.display.tick(t)
             return
         result = self.vision.process(frame, t)
+        if not self.status and result.pose is not None and result.pose.too_far:
+            self.status = TOO_FAR
         self._on_frame(frame, result)
         self.display.tick(t)
 

@@ -4,9 +4,11 @@ import json
 import subprocess
 import sys
 
+import cv2
 import pytest
 
 from firmware.cli import main
+from vision.synth import Domain, render_scene
 
 
 def _gobblet(cells):
@@ -80,6 +82,39 @@ def test_bench_engine_json_shape(capsys):
     assert main(argv) == 0
     figures = json.loads(capsys.readouterr().out)["games"]["gobblet"]
     assert figures["infer_ms_median"] > 0 and figures["playouts_per_s"] > 0
+
+
+def test_bench_vision_far_reports_the_markers_found(capsys):
+    argv = ["bench", "vision", "--game", "gobblet", "--scenes", "2", "--zoom", "1.5,1.8", "--json"]
+    assert main(argv) == 0
+    figures = json.loads(capsys.readouterr().out)["games"]["gobblet"]
+    assert 0 < figures["markers_found"] <= figures["markers_visible"] <= 2 * 8
+
+
+@pytest.mark.parametrize("zoom", ["1.5", "1.8,1.5", "a,b", "0.1,1"])
+def test_bench_vision_refuses_a_bad_zoom(zoom, capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "vision", "--zoom", zoom])
+    assert "--zoom" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("zoom", "verdict"), [(1.0, "[ok]"), (2.8, "[!!]")])
+def test_doctor_says_whether_the_camera_is_too_far(zoom, verdict, tmp_path, capsys):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    domain = Domain(name="zoom", zoom=(zoom, zoom))
+    scene = render_scene("blokus", {}, 1, hand=False, domain=domain)
+    cv2.imwrite(str(folder / "view.png"), scene.image)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[camera]\nsource = "folder"\npath = "{folder}"\n[display]\ndriver = "dummy"\n',
+        encoding="utf-8",
+    )
+    main(["doctor", "--config", str(config)])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "marker size" in x)
+    assert line.lstrip().startswith(f"{verdict} marker size")
+    if zoom > 1.0:
+        assert "too far" in line and "cm from the markers" in line
 
 
 def test_console_script_runs_as_a_module():

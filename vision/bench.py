@@ -24,8 +24,13 @@ tracking to lean on) and the game's reader, on one OpenCV thread.
   largest distance (px) between a cell's centre on the board's face where the located pose puts
   it and where the scene drew it; the median and the 90th percentile over the scenes.
 
+- ``markers_found`` / ``markers_visible``: the game's markers that the first frame's search pass
+  found, out of those wholly in the frame and not under the hand (a hand over part of a marker
+  hides it); ``not_found`` counts the scenes where no board was found at all.
+
 With ``misplaced`` every board lies up to ``vision.synth.scene.MAX_BOARD_SHIFT`` off its outline
-on the mat, as a board put down by hand does.
+on the mat, as a board put down by hand does. ``domain`` draws the scenes from other ranges
+(``--zoom 1.5,1.8``: the camera 1.5 to 1.8 times as far as the closest that keeps the mat in view).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import statistics
 import sys
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -74,6 +79,9 @@ class VisionBench:
     #: pose puts it and as the scene drew it: median and 90th percentile over the scenes
     locate_px: float = float("nan")
     locate_px_p90: float = float("nan")
+    #: the game's markers found on the first frame, out of those in the frame and not under a hand
+    markers_found: int = 0
+    markers_visible: int = 0
     #: (scene index, what went wrong) of every scene not read entirely right
     failures: tuple[tuple[int, str], ...] = ()
 
@@ -91,6 +99,8 @@ class VisionBench:
             "hand_scenes": self.hand_scenes,
             "locate_px": round(self.locate_px, 3),
             "locate_px_p90": round(self.locate_px_p90, 3),
+            "markers_found": self.markers_found,
+            "markers_visible": self.markers_visible,
         }
 
 
@@ -188,6 +198,8 @@ class TimedRead:
     first_ms: float
     frame_ms: float
     warp_ms: float
+    #: the markers the first (untracked) frame found
+    first_markers: tuple[int, ...] = ()
 
 
 def timed_read(image: np.ndarray, geometry: BoardGeometry, reader: Reader) -> TimedRead:
@@ -197,7 +209,8 @@ def timed_read(image: np.ndarray, geometry: BoardGeometry, reader: Reader) -> Ti
     one full-frame ``cv2.warpPerspective`` of it. Raises :class:`BoardNotFound`."""
     locator = BoardLocator([geometry])
     start = time.perf_counter()
-    reader.read(image, locator.locate(image, 0.0))
+    first = locator.locate(image, 0.0)
+    reader.read(image, first)
     first_ms = (time.perf_counter() - start) * 1000.0
     for k in range(1, TRACKED_FRAMES):  # the camera keeps looking at the same board
         locator.locate(image, k / FPS)
@@ -208,7 +221,7 @@ def timed_read(image: np.ndarray, geometry: BoardGeometry, reader: Reader) -> Ti
     start = time.perf_counter()
     cv2.warpPerspective(image, pose.homography, (image.shape[1], image.shape[0]))
     warp_ms = (time.perf_counter() - start) * 1000.0
-    return TimedRead(obs, pose, first_ms, frame_ms, warp_ms)
+    return TimedRead(obs, pose, first_ms, frame_ms, warp_ms, first.markers_seen)
 
 
 def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bool:
@@ -251,17 +264,23 @@ def corpus_scene(
     hand: bool | None = None,
     misplaced: bool = False,
     split: str = "corpus",
+    zoom: tuple[float, float] | None = None,
 ) -> Scene:
     """Scene ``index`` of the bench's ``split`` for ``seed`` (to look at a failure again)."""
     rng, first = _stream(split, seed)
     for _ in range(index):
         random_position(game, rng)
     cells = random_position(game, rng)
-    return _render(game, cells, _seed(split, first, index), misplaced, hand, SPLITS[split])
+    return _render(game, cells, _seed(split, first, index), misplaced, hand, _domain(split, zoom))
 
 
 def _seed(split: str, first: int, index: int) -> int:
     return first + (index if split == "corpus" else 10 * index)
+
+
+def _domain(split: str, zoom: tuple[float, float] | None) -> Domain:
+    """The domain of ``split``, its camera ``zoom`` range replaced when given."""
+    return SPLITS[split] if zoom is None else replace(SPLITS[split], zoom=zoom)
 
 
 def _render(
@@ -277,23 +296,39 @@ def _render(
     return render_scene(game, cells, seed, hand=hand, board_shift=shift, domain=domain)
 
 
+def visible_markers(scene: Scene) -> frozenset[int]:
+    """The markers of ``scene`` wholly inside the frame and not under the hand."""
+    geometry = load_geometry(scene.game)
+    camera = scene.mat_camera or scene.camera
+    w, h = camera.size
+    seen = set()
+    for marker in geometry.markers:
+        px = camera.project(np.column_stack([marker.corners(), np.zeros(4)]))
+        if np.all((px >= 0) & (px <= (w - 1, h - 1))) and marker.id not in scene.hidden_markers:
+            seen.add(marker.id)
+    return frozenset(seen)
+
+
 def bench_game(
     game: str,
     scenes: int = 200,
     seed: int = 2026,
     misplaced: bool = False,
     split: str = "corpus",
+    zoom: tuple[float, float] | None = None,
 ) -> VisionBench:
     """Measure one game over ``scenes`` rendered scenes of ``split`` (:data:`SPLITS`;
     ``misplaced``: every board lies a few mm and degrees off its outline on the mat, up to
-    ``vision.synth.scene.MAX_BOARD_SHIFT``)."""
+    ``vision.synth.scene.MAX_BOARD_SHIFT``; ``zoom``: the camera's distance range instead of the
+    split's, e.g. further away)."""
     cv2.setNumThreads(1)
     geometry = load_geometry(game)
     codec = new_game(game)
     reader = reader_for(game, geometry)
     rng, first = _stream(split, seed)
-    domain = SPLITS[split]
+    domain = _domain(split, zoom)
     right = total = boards_right = false_settled = not_found = hands = 0
+    markers_found = markers_visible = 0
     frame_ms: list[float] = []
     first_ms: list[float] = []
     warp_ms: list[float] = []
@@ -306,6 +341,8 @@ def bench_game(
         scene = _render(game, cells, _seed(split, first, i), misplaced, domain=domain)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         visible = [n for n in truth if n not in scene.hidden]
+        in_view = visible_markers(scene)
+        markers_visible += len(in_view)
         try:
             timed = timed_read(scene.image, geometry, reader)
         except BoardNotFound as exc:
@@ -314,6 +351,7 @@ def bench_game(
             failures.append((i, f"board not found: {exc.reason}"))
             continue
         obs, pose = timed.observation, timed.pose
+        markers_found += len(in_view.intersection(timed.first_markers))
         first_ms.append(timed.first_ms)
         frame_ms.append(timed.frame_ms)
         warp_ms.append(timed.warp_ms)
@@ -347,6 +385,8 @@ def bench_game(
         failures=tuple(failures),
         locate_px=statistics.median(locate_px) if locate_px else float("nan"),
         locate_px_p90=float(np.percentile(locate_px, 90)) if locate_px else float("nan"),
+        markers_found=markers_found,
+        markers_visible=markers_visible,
     )
 
 
@@ -366,7 +406,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
         for name in [args.game] if args.game else list(BENCH_GAMES):
-            r = bench_game(name, args.scenes, args.seed, args.misplaced, split)
+            r = bench_game(name, args.scenes, args.seed, args.misplaced, split, args.zoom)
             results[name] = r.to_json()
             if args.failures:
                 for index, what in r.failures:
@@ -377,8 +417,8 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
                     f"{100 * r.board_accuracy:6.2f} %  false settled {r.false_settled}/"
                     f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
                     f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
-                    f"not found {r.not_found}  cells placed within {r.locate_px:.2f} px "
-                    f"(p90 {r.locate_px_p90:.2f})",
+                    f"not found {r.not_found}  markers {r.markers_found}/{r.markers_visible}  "
+                    f"cells placed within {r.locate_px:.2f} px (p90 {r.locate_px_p90:.2f})",
                     flush=True,
                 )
     if args.json:

@@ -12,6 +12,8 @@ the game's reader, one OpenCV thread) and scored with the corpus bench's keys an
 (:class:`vision.bench.VisionBench`), but for these:
 
 - ``hand_scenes``: every photo labelled ``occluded`` (found or not);
+- ``markers_visible``: the geometry's markers but those the label's optional
+  ``occluded_markers`` lists (a photo shows the whole mat);
 - ``false_settled``: hand scenes read neither occluded nor partial (the pipeline would take the
   still frame for a settled board) and not right on every cell: a wrong board judged;
 - ``locate_px`` / ``locate_px_p90``: over the photos whose label gives the ``camera`` (``K``,
@@ -74,6 +76,8 @@ class Photo:
     hidden: frozenset[str]
     occluded: bool
     drawn: np.ndarray | None = None
+    #: the markers in view: the geometry's, but those the label's ``occluded_markers`` lists
+    markers: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,11 @@ def load_label(label: Path) -> Photo:
             drawn = drawn_centres(geometry, data["camera"], data["board"])
         except (KeyError, TypeError, ValueError, cv2.error) as exc:
             raise LabelError(f"camera or board unusable: {exc!r}") from None
-    return Photo(photo, game, truth, frozenset(hidden), data["occluded"], drawn)
+    covered = data.get("occluded_markers", [])
+    if not isinstance(covered, list):
+        raise LabelError(f"occluded_markers must list marker ids, not {covered!r}")
+    markers = geometry.marker_ids - set(covered)
+    return Photo(photo, game, truth, frozenset(hidden), data["occluded"], drawn, markers)
 
 
 def _truth(game: str, geometry: BoardGeometry, cells: Any) -> dict[str, Content]:
@@ -202,6 +210,7 @@ def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[s
     warp_ms: list[float] = []
     locate_px: list[float] = []
     scenes = right = total = boards_right = not_found = hands = false_settled = 0
+    markers_found = markers_visible = 0
     clear_right = clear_flagged = hand_flagged = reported = misread = 0
     for photo in photos:
         image = cv2.imread(str(photo.path), cv2.IMREAD_COLOR)
@@ -212,6 +221,7 @@ def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[s
         hands += photo.occluded
         visible = [n for n in photo.truth if n not in photo.hidden]
         total += len(visible)
+        markers_visible += len(photo.markers)
         try:
             timed = timed_read(image, geometry, reader)
         except BoardNotFound as exc:
@@ -219,6 +229,7 @@ def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[s
             failures.append((photo.path, f"board not found: {exc.reason}"))
             continue
         obs = timed.observation
+        markers_found += len(photo.markers.intersection(timed.first_markers))
         first_ms.append(timed.first_ms)
         frame_ms.append(timed.frame_ms)
         warp_ms.append(timed.warp_ms)
@@ -258,6 +269,8 @@ def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[s
         hand_scenes=hands,
         locate_px=_median(locate_px),
         locate_px_p90=float(np.percentile(locate_px, 90)) if locate_px else float("nan"),
+        markers_found=markers_found,
+        markers_visible=markers_visible,
     )
     bench = PhotoBench(
         figures=figures,

@@ -1,10 +1,11 @@
 """Find the board in a camera frame: ArUco markers -> which game -> homography, tracked over time.
 
 :class:`BoardLocator` detects the markers of every known geometry (on a downscaled grey image,
-corners refined at full resolution), recognises the game by its marker ids, fits the homography
-board mm -> image px (robust to misplaced markers), estimates the lens's radial distortion from
-the first frames, and follows the board from frame to frame. The result is a :class:`BoardPose`;
-when there is no usable board it raises :class:`BoardNotFound` with a reason code.
+then those missed where the fit puts them, corners refined at full resolution), recognises the
+game by its marker ids, fits the homography board mm -> image px (robust to misplaced markers),
+estimates the lens's radial distortion from the first frames, and follows the board from frame
+to frame. The result is a :class:`BoardPose`; when there is no usable board it raises
+:class:`BoardNotFound` with a reason code.
 
 A pose maps points between the board (mm) and the image (px); :meth:`BoardPose.lifted` and
 :meth:`BoardPose.surface` give the pose of a plane above the markers (a raised board's top) and
@@ -37,6 +38,14 @@ IMPOSSIBLE_VIEW = "impossible-view"
 
 #: Horizontal field of view assumed when the intrinsics cannot be estimated (Camera Module 3).
 DEFAULT_HFOV_DEG = 66.0
+
+#: Markers seen smaller than this (px a side, median) are not all found reliably: the camera is
+#: too far (``referee bench vision --zoom``, ``docs/vision/pipeline.md``).
+RELIABLE_MARKER_PX = 20.0
+#: What the OLED's status line says while the markers are smaller than that, and what the "no
+#: board" screen says when the board is lost after it was seen that small.
+TOO_FAR = "camera too far: move in"
+TOO_FAR_HINT = "Camera too far: bring it closer so the markers look bigger"
 
 #: What to tell the players, per reason (short enough for the OLED's "no board" screen).
 HINTS = {
@@ -243,11 +252,19 @@ class BoardPose:
     #: board mm -> mat mm (3x3): where the board lies on its mat, found from its edges
     #: (:mod:`vision.placement`); None when it lies on its printed outline or is not known
     placement: np.ndarray | None = None
+    #: median side (px) of the markers seen (a tracked pose keeps the last fit's)
+    marker_px: float = 0.0
 
     @property
     def game(self) -> str:
         """The game recognised from the markers."""
         return self.geometry.game
+
+    @property
+    def too_far(self) -> bool:
+        """The markers are smaller than RELIABLE_MARKER_PX: some may be lost from frame to
+        frame (the camera is too far, or its resolution too low)."""
+        return 0.0 < self.marker_px < RELIABLE_MARKER_PX
 
     def to_image(self, points_mm: np.ndarray | Iterable) -> np.ndarray:
         """Board points (Nx2 mm) -> image points (Nx2 px)."""
@@ -423,6 +440,21 @@ def _grey(frame: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(frame, code)
 
 
+def _ideal(markers: dict[int, np.ndarray], lens: Lens | None) -> dict[int, np.ndarray]:
+    """Detected marker corners with the lens's distortion removed."""
+    return markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
+
+
+def _merged(
+    found: dict[str, dict[int, np.ndarray]], pose: BoardPose | None, fast: dict[int, np.ndarray]
+) -> dict[str, dict[int, np.ndarray]]:
+    """The search pass's ``found`` markers with the fast pass's (at ``pose``) over them."""
+    if pose is None or not fast:
+        return found
+    name = pose.geometry.aruco_dictionary
+    return {**found, name: {**found.get(name, {}), **fast}}
+
+
 def _box(points: np.ndarray, grow: float, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     """The box (x0, y0, x1, y1) around image points, grown by ``grow`` px, within the frame."""
     h, w = shape[:2]
@@ -443,23 +475,37 @@ def _dictionary(name: str) -> cv2.aruco.Dictionary:
     return cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, key))
 
 
-def _detector_parameters(windows: tuple[int, int, int]) -> cv2.aruco.DetectorParameters:
-    """ArUco parameters with adaptive-threshold windows (min, max, step); no corner refinement
-    (corners are refined at full resolution afterwards)."""
+def _detector_parameters(
+    windows: tuple[int, int, int], error_correction: float
+) -> cv2.aruco.DetectorParameters:
+    """ArUco parameters with adaptive-threshold windows (min, max, step) and the given error
+    correction rate; no corner refinement (corners are refined at full resolution afterwards).
+
+    Chosen by ``referee bench vision --zoom`` style measurement over seeded scenes (markers of
+    15-60 px, ``docs/vision/pipeline.md``): each marker cell is sampled on an 8 px grid and read
+    from its middle 40 % (OpenCV's 4 px and 74 % misread blurred 3 px modules)."""
     params = cv2.aruco.DetectorParameters()
     params.minMarkerPerimeterRate = 0.02  # markers of ~10 px per side on the detection image
     win_min, win_max, win_step = windows
     params.adaptiveThreshWinSizeMin = win_min
     params.adaptiveThreshWinSizeMax = win_max
     params.adaptiveThreshWinSizeStep = win_step
+    params.perspectiveRemovePixelPerCell = 8
+    params.perspectiveRemoveIgnoredMarginPerCell = 0.3
+    params.errorCorrectionRate = error_correction
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_NONE
     return params
 
 
-#: one threshold window, for markers brought to ~MODULE_PX px per module (fast tracking pass)
+#: one threshold window, for markers brought to ~MODULE_PX px per module (fast pass)
 _FAST_WINDOWS = (7, 7, 10)
 #: three windows (5, 15, 25 px), for markers of unknown size (search pass)
 _SEARCH_WINDOWS = (5, 25, 10)
+#: error correction: a marker looked for by id where the pose puts it may have one bit wrong
+#: (4x4 codes are 4 bits apart); the search pass over the whole frame corrects none, as one bit
+#: more triples its false markers in textures and hands
+_FAST_CORRECTION = 1.0
+_SEARCH_CORRECTION = 0.6
 
 
 @dataclass
@@ -506,9 +552,10 @@ class BoardLocator:
     ``locate(frame, t)`` returns a :class:`BoardPose` or raises :class:`BoardNotFound`.
 
     - ``detect_scale``: markers are searched on the grey frame resized by this factor (full
-      resolution when nothing is found); a tracked board's markers are looked for first on a
-      frame resized to their size, with one threshold window. Corners are then refined with
-      ``cornerSubPix`` on the full-resolution frame.
+      resolution when fewer than FULL_FIT_MARKERS of a game's are found); a tracked board's
+      markers are looked for first where its pose puts them, each crop resized to their size,
+      with one threshold window, and so are the markers a fit misses. Corners are then refined
+      with ``cornerSubPix`` on the full-resolution frame.
     - ``tolerance_mm``: a marker whose corners are further than this (mean) from the fit is
       left out as misplaced, as long as most of the markers seen agree with each other.
     - ``max_age``: seconds a fitted pose is reused while too few markers are visible.
@@ -526,8 +573,12 @@ class BoardLocator:
     FULL_FIT_MARKERS = 3
     #: a marker is "established" after this many sightings and forgotten after ``forget_after``
     ESTABLISHED_HITS = 3
-    #: module (bit) size in px the fast tracking pass shrinks markers to
+    #: module (bit) size in px the fast pass brings markers to, and its largest enlargement
     MODULE_PX = 4.0
+    MAX_UPSCALE = 3.0
+    #: the box a missing marker is looked for in, grown by this times its side: a first fit
+    #: (no lens estimate yet, markers on one side) may put a far marker most of a side off
+    RECOVER_GROW = 1.25
     #: a board placement that moves the outline's corners less than this (mm) is not news
     PLACEMENT_DEADBAND_MM = 0.5
 
@@ -558,7 +609,8 @@ class BoardLocator:
         self._lens_k = lens_k or 0.0
         self._lens_estimates: list[float] = []
         names = sorted({g.aruco_dictionary for g in geoms})
-        fast, search = _detector_parameters(_FAST_WINDOWS), _detector_parameters(_SEARCH_WINDOWS)
+        fast = _detector_parameters(_FAST_WINDOWS, _FAST_CORRECTION)
+        search = _detector_parameters(_SEARCH_WINDOWS, _SEARCH_CORRECTION)
         self._fast = {n: cv2.aruco.ArucoDetector(_dictionary(n), fast) for n in names}
         self._search = {n: cv2.aruco.ArucoDetector(_dictionary(n), search) for n in names}
         #: modules per marker side (data bits + black border), for the scale and refinement
@@ -570,7 +622,6 @@ class BoardLocator:
         self._pose: BoardPose | None = None
         #: a placement seen once, waiting for the next frame to confirm it
         self._candidate: np.ndarray | None = None
-        self._module_px = 0.0
         self._hits: dict[int, int] = {}
         self._last_seen: dict[int, float] = {}
 
@@ -594,42 +645,102 @@ class BoardLocator:
     # ----------------------------------------------------------------- detection
     def _detect(
         self, grey: np.ndarray, expected: frozenset[int]
-    ) -> dict[str, dict[int, np.ndarray]]:
-        """Markers in ``grey``: dictionary name -> {id: 4x2 corners in full-resolution px}.
+    ) -> tuple[dict[str, dict[int, np.ndarray]], frozenset[int]]:
+        """Markers in ``grey``: dictionary name -> {id: 4x2 corners in full-resolution px}, and
+        the ids the fast pass already looked for where the tracked pose puts them.
 
-        While tracking, the fast pass (:meth:`_track`) runs first. The search pass (three
-        threshold windows on the whole frame at ``detect_scale``, then at full resolution if
-        nothing is found) runs only when it misses one of the ``expected`` markers.
+        While tracking, the fast pass (:meth:`_look` at the tracked pose) runs first. The search
+        pass (three threshold windows on the whole frame at ``detect_scale``) runs only when it
+        misses one of the ``expected`` markers or finds fewer than FULL_FIT_MARKERS; what the
+        fast pass found is kept over the search pass's finds. Without the fast pass's finds,
+        the search is done again at full resolution when it finds fewer than FULL_FIT_MARKERS
+        of a game's markers (small markers, far away).
         """
-        found = None
-        if self._pose is not None and expected and self._module_px > 0:
-            found = self._track(grey, self._pose, expected)
-        if found is None:
-            found = self._detect_at(grey, self.detect_scale, self._search)
-            if self.detect_scale < 1.0 and not any(found.values()):
-                found = self._detect_at(grey, 1.0, self._search)
+        fast: dict[int, np.ndarray] = {}
+        looked: frozenset[int] = frozenset()
+        pose = self._pose
+        enough = self.FULL_FIT_MARKERS
+        if pose is not None and expected:
+            looked = frozenset(self._places[pose.game])
+            fast = self._look(grey, pose.geometry, pose.homography, pose.lens, looked)
+            if expected <= fast.keys() and len(fast) >= min(enough, len(looked)):
+                return {pose.geometry.aruco_dictionary: fast}, looked
+        found = self._detect_at(grey, self.detect_scale, self._search)
+        if self.detect_scale < 1.0 and not fast and self._most(found) < enough:
+            found = self._detect_at(grey, 1.0, self._search)
         self._refine(grey, found)
-        return found
+        return _merged(found, pose, fast), looked
 
-    def _track(
-        self, grey: np.ndarray, pose: BoardPose, expected: frozenset[int]
-    ) -> dict[str, dict[int, np.ndarray]] | None:
-        """The fast pass: each of the pose's markers, looked for where the pose puts it (a box
-        grown by 3/4 of its side), shrunk to MODULE_PX px per module, with one threshold
-        window. ``None`` when one of the ``expected`` markers is not found."""
-        name = pose.geometry.aruco_dictionary
+    def _most(self, found: dict[str, dict[int, np.ndarray]]) -> int:
+        """The most markers of one geometry in ``found``."""
+        return max(
+            len(found.get(g.aruco_dictionary, {}).keys() & g.marker_ids) for g in self.geometries
+        )
+
+    def _look(
+        self,
+        grey: np.ndarray,
+        geometry: BoardGeometry,
+        homography: np.ndarray,
+        lens: Lens | None,
+        ids: Iterable[int],
+        grow: float = 0.75,
+    ) -> dict[int, np.ndarray]:
+        """The markers ``ids`` looked for where ``homography`` (board mm -> ideal px, seen
+        through ``lens``) puts them: each in a box grown by ``grow`` times its side, resized so
+        that a marker module is MODULE_PX px (enlarged at most MAX_UPSCALE times), with one
+        threshold window. Corners are refined at full resolution."""
+        name = geometry.aruco_dictionary
         detector = {name: self._fast[name]}
-        scale = min(1.0, self.MODULE_PX / self._module_px)
+        places = self._places[geometry.game]
         markers: dict[int, np.ndarray] = {}
-        for i, corners in self._places[pose.game].items():
-            quad = pose.to_image(corners)
-            x0, y0, x1, y1 = _box(quad, 0.75 * _side(quad[None]), grey.shape)
-            if min(x1 - x0, y1 - y0) * scale < 8:
-                continue  # out of the frame
-            crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0))
-            if i in crop[name]:
-                markers[i] = crop[name][i]
-        return {name: markers} if expected <= markers.keys() else None
+        for i in ids:
+            quad = _apply(homography, places[i])
+            quad = quad if lens is None else lens.distort(quad)
+            side = _side(quad[None])
+            scale = min(self.MAX_UPSCALE, self.MODULE_PX * self._modules[name] / side)
+            x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
+            if min(x1 - x0, y1 - y0) < side:
+                continue  # (partly) out of the frame
+            crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0))[name]
+            if i in crop:
+                markers[i] = crop[i]
+        self._refine(grey, {name: markers})
+        return markers
+
+    def _recover(
+        self,
+        grey: np.ndarray,
+        geometry: BoardGeometry,
+        lens: Lens | None,
+        markers: dict[int, np.ndarray],
+        fit: _Fit,
+        prior: BoardPose | None,
+        skip: frozenset[int],
+    ) -> tuple[dict[int, np.ndarray], _Fit]:
+        """``markers`` and ``fit`` with the geometry's missing markers that lie wholly in the
+        frame (but those in ``skip``, already looked for this frame) looked for where the fit
+        puts them (:meth:`_look`): markers too small or blurred for the search pass. Each find
+        refits, and the rest are looked for again where the new fit puts them (a fit through
+        the markers of one side of the mat is a poor guess of the far side's)."""
+        h, w = grey.shape[:2]
+        while True:
+            missing = []
+            for i, corners in self._places[geometry.game].items():
+                if i in markers or i in skip:
+                    continue
+                quad = _apply(fit.homography, corners)
+                quad = quad if lens is None else lens.distort(quad)
+                if np.all((quad >= 0) & (quad <= (w - 1, h - 1))):
+                    missing.append(i)
+            if not missing:
+                return markers, fit
+            extra = self._look(grey, geometry, fit.homography, lens, missing, self.RECOVER_GROW)
+            more = {**markers, **extra}
+            refit = self._fit(geometry, _ideal(more, lens), prior) if extra else None
+            if refit is None:
+                return markers, fit
+            markers, fit = more, refit
 
     @staticmethod
     def _detect_at(
@@ -643,6 +754,8 @@ class BoardLocator:
             area = (1.0 / scale).is_integer()  # OpenCV's fast INTER_AREA path, else bilinear
             method = cv2.INTER_AREA if area else cv2.INTER_LINEAR
             image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=method)
+        elif scale > 1.0:
+            image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_LINEAR)
         found: dict[str, dict[int, np.ndarray]] = {}
         for name, detector in detectors.items():
             corners, ids, _ = detector.detectMarkers(image)
@@ -665,7 +778,7 @@ class BoardLocator:
             ids = list(markers)
             quads = np.stack([markers[i] for i in ids])
             module = _side(quads) / self._modules[name]
-            win = int(max(1, min(5, round(0.4 * module))))
+            win = int(max(2, min(5, round(0.4 * module))))
             pts = quads.reshape(-1, 1, 2).astype(np.float32)
             cv2.cornerSubPix(grey, pts, (win, win), (-1, -1), criteria)
             refined = pts.reshape(-1, 4, 2).astype(np.float64)
@@ -677,7 +790,8 @@ class BoardLocator:
         """The board's pose in ``frame`` (captured at ``t`` s); :class:`BoardNotFound` if none."""
         now = time.monotonic() if t is None else float(t)
         image_size = (int(frame.shape[1]), int(frame.shape[0]))
-        found = self._detect(_grey(frame), self._expected(now))
+        grey = _grey(frame)
+        found, looked = self._detect(grey, self._expected(now))
         geometry, markers = self._recognise(found)
         prior = self._fresh_prior(now, geometry)
         if geometry is None:
@@ -687,21 +801,24 @@ class BoardLocator:
             raise BoardNotFound(UNKNOWN_MARKERS if seen_any else NO_MARKERS)
         if prior is None and self._pose is not None and self._pose.game != geometry.game:
             self.reset()
+        lens = Lens(self._lens_k, image_size) if self._lens_k else None
+        fit = None
+        if len(markers) >= self.min_markers or prior is not None:
+            fit = self._fit(geometry, _ideal(markers, lens), prior)
+        if fit is not None:
+            markers, fit = self._recover(grey, geometry, lens, markers, fit, prior, looked)
         seen = tuple(sorted(markers))
         self._note_sightings(seen, now)
         if len(markers) < self.min_markers and prior is None:
             raise BoardNotFound(TOO_FEW_MARKERS, f"{len(markers)} of {geometry.game}'s markers")
-        lens = Lens(self._lens_k, image_size) if self._lens_k else None
-        ideal = markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
-        fit = self._fit(geometry, ideal, prior)
+        ideal = _ideal(markers, lens)
         if fit is None:
             if prior is not None:
                 return self._tracked(prior, now, seen)
             raise BoardNotFound(BAD_FIT, f"{geometry.game}: markers {list(seen)}")
         if prior is not None:
             fit = self._deadband(fit, prior, ideal)
-        quads = np.stack(list(markers.values()))
-        self._module_px = _side(quads) / self._modules[geometry.aruco_dictionary]
+        marker_px = _side(np.stack(list(markers.values())))
         self._calibrate(geometry, markers, fit.used, image_size)
         pose = BoardPose(
             geometry=geometry,
@@ -716,6 +833,7 @@ class BoardLocator:
             confidence=self._confidence(geometry, fit),
             t=now,
             lens=lens,
+            marker_px=marker_px,
         )
         pose = replace(pose, placement=self._placement(frame, pose, prior))
         self._pose = pose
@@ -880,11 +998,19 @@ class BoardLocator:
         return best[2]
 
     def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
-        """Keep the prior's homography when ``fit`` barely moves the mat (a still board)."""
-        if _mat_shift(prior.geometry, fit.homography, prior.homography) >= self.deadband_px:
-            return fit
+        """Keep the prior's homography when ``fit`` barely moves the mat (a still board), or
+        when markers were lost (a hand, a marker too small to be found in every frame) and
+        those left lie where the prior puts them, within its own residual and ``deadband_px``:
+        a fit through fewer markers is no news."""
         kept = _score(prior.homography, self._places[prior.game], markers, fit.used)
-        return kept if kept is not None else fit
+        if kept is None:
+            return fit
+        if _mat_shift(prior.geometry, fit.homography, prior.homography) < self.deadband_px:
+            return kept
+        lost = set(fit.used) < set(prior.markers_used)
+        if lost and kept.rms_px <= prior.reprojection_error + self.deadband_px:
+            return kept
+        return fit
 
     def _confidence(self, geometry: BoardGeometry, fit: _Fit) -> float:
         """Support (markers used, three spread markers suffice) times fit quality."""

@@ -17,7 +17,15 @@ from engine import Observation
 from engine.core import Content
 
 from .geometry import BoardGeometry, load_geometry
-from .locate import BoardLocator, BoardNotFound, BoardPose, Rectification
+from .locate import (
+    NO_MARKERS,
+    TOO_FAR_HINT,
+    TOO_FEW_MARKERS,
+    BoardLocator,
+    BoardNotFound,
+    BoardPose,
+    Rectification,
+)
 from .readers import Reader, reader_for
 from .settle import MOVING, OCCLUDED, SETTLED, Hints, Settler
 
@@ -76,7 +84,9 @@ class VisionPipeline:
         except BoardNotFound as exc:
             self.settler.push(t, None)
             self._previous = None
-            return FrameResult(NO_BOARD, t, exc.hint)
+            last = self.locator.pose
+            lost = exc.reason in (NO_MARKERS, TOO_FEW_MARKERS) and last is not None
+            return FrameResult(NO_BOARD, t, TOO_FAR_HINT if lost and last.too_far else exc.hint)
         hints = Hints.from_pose(pose, self._previous)
         self._previous = pose
         small = Rectification.of_mat(pose.geometry, SETTLE_PX_PER_MM).warp(frame, pose)

@@ -20,6 +20,7 @@ from firmware.journal import CURRENT, Journal
 from firmware.loop import Phase, RefereeLoop
 from firmware.scenario import scripted_game
 from firmware.simulator import SimulatedTable
+from vision.synth import Domain, render_scene
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,6 +95,32 @@ def test_no_board_is_reported_after_a_grace_period(tmp_path):
         loop.step()
     assert loop.phase == Phase.FIND_BOARD
     assert "NO BOARD" in display.screen.text
+
+
+def test_a_camera_too_far_is_told_on_the_screen(tmp_path):
+    """While the markers look too small the status line says so; when the board is then lost,
+    the "no board" screen says the camera is too far."""
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    far = Domain(name="far", zoom=(2.8, 2.8))
+    scene = render_scene("blokus", {}, 1, hand=False, domain=far)
+    blank = np.full_like(scene.image, 128)
+    for i in range(12):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), scene.image if i < 4 else blank)
+    display = _display()
+    loop = RefereeLoop(
+        ImageFolder(folder, fps=2.0),
+        display,
+        game="blokus",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "records",
+    )
+    texts = []
+    for _ in range(12):
+        loop.step()
+        texts.append(display.screen.text)
+    assert "camera too far" in texts[3]
+    assert "NO BOARD" in texts[-1] and "Camera too far" in texts[-1]
 
 
 def test_kill_minus_nine_loses_no_accepted_move(tmp_path):

@@ -104,7 +104,7 @@ def test_the_command_prints_the_corpus_keys_and_names_every_bad_file(folder, cap
     figures = result["games"]["gobblet"]
     corpus = {"scenes", "cell_accuracy", "board_accuracy", "false_settled", "ms_per_frame"}
     corpus |= {"warp_ms", "first_frame_ms", "not_found", "hand_scenes"}
-    corpus |= {"locate_px", "locate_px_p90"}
+    corpus |= {"locate_px", "locate_px_p90", "markers_found", "markers_visible"}
     photos = {"clear_boards", "clear_flagged", "hand_flagged", "misread_reported"}
     assert set(figures) == corpus | photos
     lines = err.splitlines()

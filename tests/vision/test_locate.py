@@ -21,16 +21,19 @@ from tests.vision.data.scenes import (
     MAT_PX_PER_MM,
     OTHER,
     View,
+    cover,
     cover_markers,
     distort,
     render,
     render_mat,
     table,
 )
+from vision.bench import visible_markers
 from vision.geometry import BoardGeometry, Marker, available_games, load_geometry
 from vision.locate import (
     BAD_FIT,
     NO_MARKERS,
+    RELIABLE_MARKER_PX,
     TOO_FEW_MARKERS,
     UNKNOWN_MARKERS,
     BoardLocator,
@@ -42,7 +45,7 @@ from vision.locate import (
     estimate_lens,
     rectify,
 )
-from vision.synth import random_position, render_scene
+from vision.synth import Domain, random_position, render_scene
 
 CELLS = np.array([c.center for c in GEOMETRY.cells])
 MAT = render_mat(GEOMETRY)
@@ -455,3 +458,68 @@ def test_a_hand_over_a_synthetic_board_does_not_lose_it(game):
     cells = np.array([c.center for c in visible])
     truth = np.array([scene.cell_centers()[c.name] for c in visible])
     assert np.abs(pose.surface().to_image(cells) - truth).max() < 3.0  # lens not yet estimated
+
+
+# ------------------------------------------------------------------------------- far cameras
+FAR = {zoom: Domain(name="far", zoom=zoom) for zoom in ((1.5, 1.8), (2.0, 2.4))}
+
+
+def far_scene(game: str, seed: int, zoom: tuple[float, float]):
+    cells = random_position(game, np.random.default_rng(seed))
+    return render_scene(game, cells, seed, hand=False, domain=FAR[zoom])
+
+
+@pytest.mark.parametrize("zoom", list(FAR))
+@pytest.mark.parametrize("game", available_games())
+def test_every_marker_of_a_far_camera_is_found_in_every_frame(game, zoom):
+    """The camera 1.5-1.8 and 2.0-2.4 times as far as the closest (markers of 17-35 px, with
+    blur, noise and JPEG): the search pass, then the markers looked for where the fit puts
+    them, find every marker in view on the first frame, and the fast pass keeps finding them."""
+    for seed in range(8):
+        scene = far_scene(game, seed, zoom)
+        visible = visible_markers(scene)
+        locator = BoardLocator.for_game(game)
+        for k in range(5):
+            pose = locator.locate(scene.image, t=0.1 * k)
+            assert visible <= set(pose.markers_seen), (seed, k)
+
+
+def test_a_far_board_keeps_its_pose_when_two_markers_are_hidden():
+    """The fast pass's finds are kept when the search pass runs for the missing markers."""
+    scene = far_scene("blokus", 3, (2.0, 2.4))
+    geometry = load_geometry("blokus")
+    locator = BoardLocator([geometry])
+    for k in range(4):
+        fitted = locator.locate(scene.image, t=0.1 * k)
+    hidden = (geometry.markers[0].id, geometry.markers[1].id)
+    frame = scene.image
+    for i in hidden:
+        marker = geometry.marker(i)
+        grown = Marker(marker.id, marker.center, marker.size * 1.6, marker.rotation_deg)
+        corners = np.column_stack([grown.corners(), np.zeros(4)])
+        frame = cover(frame, scene.mat_camera.project(corners))
+    pose = locator.locate(frame, t=0.4)
+    assert set(pose.markers_seen) == set(fitted.markers_seen) - set(hidden)
+    assert pose.markers_missing == hidden
+    assert np.array_equal(pose.homography, fitted.homography)
+
+
+def test_the_marker_size_says_when_the_camera_is_too_far():
+    """BoardPose.marker_px is the markers' median side; under RELIABLE_MARKER_PX (a camera
+    2.8 times as far as the closest: 17 px) the pose says the camera is too far."""
+    cells = random_position("blokus", np.random.default_rng(1))
+    poses = {}
+    for zoom in (1.0, 2.8):
+        domain = Domain(name="zoom", zoom=(zoom, zoom))
+        scene = render_scene("blokus", cells, 1, hand=False, domain=domain)
+        pose = BoardLocator.for_game("blokus").locate(scene.image, t=0.0)
+        geometry = load_geometry("blokus")
+        quads = [
+            scene.mat_camera.project(np.column_stack([m.corners(), np.zeros(4)]))
+            for m in geometry.markers
+        ]
+        sides = [np.linalg.norm(q - np.roll(q, 1, axis=0), axis=1) for q in quads]
+        assert pose.marker_px == pytest.approx(np.median(sides), rel=0.06)
+        poses[zoom] = pose
+    assert poses[1.0].marker_px > 2 * RELIABLE_MARKER_PX and not poses[1.0].too_far
+    assert poses[2.8].marker_px < RELIABLE_MARKER_PX and poses[2.8].too_far
