@@ -7,7 +7,9 @@ tracking to lean on) and the game's reader, on one OpenCV thread.
 - ``cell_accuracy``: over every cell not hidden by the hand, the fraction read right (a visible
   cell left out of the observation counts as wrong).
 - ``board_accuracy``: the fraction of scenes read entirely right: every reported cell right, every
-  visible cell reported, and ``occluded`` set exactly when a hand is over the board. A cell counts
+  visible cell reported, a clear board never flagged ``occluded`` (a hand over the board need
+  not be flagged when nothing it hides is reported wrong: the rule of the labelled photos,
+  ``vision-samples/README.md``). A cell counts
   as hidden when any of its sample points is under the hand; a visible cell at the hand's edge
   (its centre within 1.5 cell pitches of a hidden cell's) may be left out without failing the
   board, since a reader cannot place the hand's edge to the millimetre and leaving a doubtful
@@ -124,7 +126,9 @@ class BoardErrors:
     """What one reading got wrong: visible cells ``misread``, cells under the hand reported
     wrong (``hidden_wrong``), visible cells ``left_out`` away from the hand's edge, and whether
     the ``occluded`` flag is wrong (``missed_hand``: a hand not flagged; ``false_hand``: a clear
-    board flagged)."""
+    board flagged). A hand not flagged is no error by itself: a scene with a hand is right when
+    it is flagged or every cell is read right (``vision-samples/README.md``), and a hand that
+    hides nothing misread leaves the referee's verdict right."""
 
     misread: tuple[str, ...] = ()
     hidden_wrong: tuple[str, ...] = ()
@@ -137,7 +141,6 @@ class BoardErrors:
             self.misread
             or self.hidden_wrong
             or self.left_out
-            or self.missed_hand
             or self.false_hand
         )
 

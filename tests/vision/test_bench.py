@@ -1,0 +1,38 @@
+"""How the vision bench judges one reading (the rule of the labelled photos)."""
+
+from __future__ import annotations
+
+from engine import Observation, new_game
+from vision.bench import board_errors
+from vision.geometry import load_geometry
+
+GEOMETRY = load_geometry("gobblet")
+EMPTY = dict.fromkeys(GEOMETRY.cell_names)
+
+
+def _obs(cells: dict, occluded: bool = False) -> Observation:
+    return Observation(game="gobblet", cells=cells, occluded=occluded, partial=len(cells) < 16)
+
+
+def test_a_clear_board_flagged_is_wrong():
+    errors = board_errors(GEOMETRY, EMPTY, (), False, _obs(EMPTY, occluded=True))
+    assert errors and errors.false_hand
+    assert "clear board flagged" in errors.describe()
+
+
+def test_a_hand_not_flagged_is_right_when_every_cell_is():
+    errors = board_errors(GEOMETRY, EMPTY, {"a1"}, True, _obs(EMPTY))
+    assert errors.missed_hand and not errors
+
+
+def test_a_cell_under_a_hand_reported_wrong_is_wrong():
+    piece = new_game("gobblet").cell_from_json({"color": "white", "size": 2})
+    seen = {**EMPTY, "a1": piece}
+    errors = board_errors(GEOMETRY, EMPTY, {"a1"}, True, _obs(seen))
+    assert errors.hidden_wrong == ("a1",)
+
+
+def test_a_visible_cell_left_out_away_from_the_hand_is_wrong():
+    shown = {k: v for k, v in EMPTY.items() if k != "d4"}
+    errors = board_errors(GEOMETRY, EMPTY, {"a1"}, True, _obs(shown, occluded=True))
+    assert errors.left_out == ("d4",)
