@@ -117,7 +117,7 @@ def test_a_phone_or_cup_over_cells_hides_them_and_occludes_the_scene(game):
     near = replace(Domain.TRAIN, distractor=1.0, distractor_over_mat=1.0, cast_shadow=0.0)
     away = replace(near, distractor=0.0)
     covering = 0
-    for seed in range(6):
+    for seed in range(12):
         scene = _render(game, seed, near, hand=False, effects=False)
         clear = _render(game, seed, away, hand=False, effects=False)
         assert scene.params["hand"] is False

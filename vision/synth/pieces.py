@@ -50,7 +50,9 @@ def build_pieces(
     }[geometry.game]
     z0 = -float(geometry.extra["board"]["thickness"])
     return [
-        builder(geometry, name, content, z0, eye, rng, vary)
+        builder(
+            geometry, name, content, z0, eye, rng if vary is None else vary.piece_rng(name), vary
+        )
         for name, content in cells.items()
         if content is not None
     ]
@@ -128,7 +130,7 @@ def _bell(
     rings = np.ones(len(profile))
     if vary is not None:
         # turned wood seen from above: rings of the grain, a tone of the piece's own
-        rings = vary.tone() * (1 + vary.grain * vary.rng.uniform(-1, 1, len(profile)))
+        rings = vary.tone(rng) * (1 + vary.grain * rng.uniform(-1, 1, len(profile)))
     solid = Solid(np.array([cx, cy, z0 - height / 2]))
     for i, (t, r) in enumerate(profile):
         t_next, r_next = profile[min(i + 1, len(profile) - 1)]
@@ -164,7 +166,7 @@ def _square(
     look = geometry.extra["look"] if vary is None else vary.look
     base = bgr(look["pieces"][content]) * rng.uniform(0.95, 1.04)
     if vary is not None:
-        base = np.minimum(base * vary.tone(), 255)
+        base = np.minimum(base * vary.tone(rng), 255)
     ztop = z0 - depth
     top = np.empty((4, 3))
     top[:, :2] = _SQUARE * half + (cx, cy)
@@ -238,7 +240,7 @@ def _tile(
         edge = _edge_name(polygon, i, j)
         color = bgr(look["pieces"][content[edge]]) * rng.uniform(0.96, 1.03)
         if vary is not None:
-            color = np.minimum(color * vary.tone(), 255)
+            color = np.minimum(color * vary.tone(rng), 255)
         triangle = np.array([mid, top[i], top[j]])
         solid.faces.append(Face([triangle], color, glossy=look.get("glossy", False)))
     letters = "".join(sorted(SPECTRANGLE_LETTERS[content[e]] for e in ("left", "right", "base")))
@@ -325,7 +327,9 @@ def _token(
     solid = Solid(np.array([cx, cy, zf]))
     solid.faces = [Face([circle((cx, cy), radius, z0 - d, 32)], rim, side) for d in (0, depth / 2)]
     face = (
-        bgr(colors["face"]) if vary is None else np.minimum(bgr(colors["face"]) * vary.tone(), 255)
+        bgr(colors["face"])
+        if vary is None
+        else np.minimum(bgr(colors["face"]) * vary.tone(rng), 255)
     )
     solid.faces.append(Face([circle((cx, cy), radius, zf, 32)], face))
     solid.casts = [circle((cx, cy), radius, zf, 24)]

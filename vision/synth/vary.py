@@ -8,6 +8,7 @@ nominal look) stay what they are without it.
 from __future__ import annotations
 
 import colorsys
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,8 @@ class Variation:
     wood: str | None
     grain: float
     grain_seed: int
+    #: seed of every piece's own stream (:meth:`piece_rng`)
+    piece_seed: int
     bell: str
     coverage: float | None
     rounding: float
@@ -102,6 +105,7 @@ class Variation:
             wood=wood,
             grain=float(rng.uniform(*domain.grain)),
             grain_seed=int(rng.integers(2**31)),
+            piece_seed=int(rng.integers(2**31)),
             bell=domain.bell_shapes[int(rng.integers(len(domain.bell_shapes)))],
             coverage=coverage,
             rounding=float(rng.uniform(*domain.motif_rounding)),
@@ -136,6 +140,11 @@ class Variation:
         """The colour of the board: its wood, or its ``look`` colour drawn."""
         return self.wood or self.look["board"]
 
-    def tone(self) -> float:
-        """A piece's own lightness factor around its box's colour."""
-        return float(np.clip(1 + self.rng.normal(0, self.domain.piece_spread), 0.6, 1.4))
+    def tone(self, rng: np.random.Generator) -> float:
+        """A piece's own lightness factor around its box's colour (from the piece's ``rng``)."""
+        return float(np.clip(1 + rng.normal(0, self.domain.piece_spread), 0.6, 1.4))
+
+    def piece_rng(self, cell: str) -> np.random.Generator:
+        """The random stream of the piece on ``cell``: the same whatever else is on the board
+        (a piece put down elsewhere changes nothing about this one)."""
+        return np.random.default_rng([self.piece_seed, zlib.crc32(cell.encode())])
