@@ -62,6 +62,10 @@ class Domain:
     curves: tuple[str, ...] = ()
     #: strength of the S-curve (0: none, 1: smoothstep); for ``filmic``, the pre-exposure
     curve_strength: Range = (0.0, 0.0)
+    #: chance and strength of the path to white (bright colours desaturate in linear light
+    #: before the curve, as filmic and AgX-like renderings do: ``photo.desaturate``)
+    desaturate_chance: float = 0.0
+    desaturate: Range = (0.0, 0.0)
     #: exposure into the ``reinhard`` curve's shoulder
     shoulder: Range = (1.0, 1.0)
     #: exponent of the ``gamma`` curve
@@ -159,6 +163,8 @@ Domain.TRAIN = Domain(
     curves=("srgb", "s-curve", "reinhard"),
     curve_strength=(0.0, 0.6),
     shoulder=(1.0, 4.0),
+    desaturate_chance=0.4,
+    desaturate=(0.1, 0.7),
     kelvin=(2700.0, 6500.0),
     white_balance=(0.0, 1.0),
     white_balance_error=0.05,
@@ -191,7 +197,7 @@ Domain.TRAIN = Domain(
     ),
     sleeves=("#202020", "#f0f0f0", "#1c2f5a", "#8a1c1c", "#3f6b3a", "#b0a090"),
     sleeve_any=0.5,
-    sleeve_look=0.2,
+    sleeve_look=0.05,
     two_hands=0.15,
     arm_only=0.15,
     distractor=0.35,
@@ -217,6 +223,8 @@ Domain.HELDOUT = Domain(
     curves=("filmic", "gamma"),
     curve_strength=(0.6, 1.2),
     gamma=(1.8, 2.4),
+    desaturate_chance=0.4,
+    desaturate=(0.15, 0.6),
     kelvin=(2600.0, 7000.0),
     white_balance=(0.5, 0.95),
     white_balance_error=0.06,

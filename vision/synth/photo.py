@@ -165,6 +165,16 @@ def camera_curve(name: str, x: np.ndarray, strength: float = 0.0, gamma: float =
     raise ValueError(f"no camera curve {name!r}")
 
 
+def desaturate(lin: np.ndarray, strength: float, knee: float = 0.25) -> np.ndarray:
+    """Bright colours on the path to white, as filmic and AgX-like renderings do (linear BGR,
+    float32): each channel moves towards the pixel's brightest one by ``strength`` times a
+    smoothstep of that brightest channel from ``knee`` to full scale (dark colours keep their
+    saturation, a bright orange turns salmon)."""
+    top = lin.max(axis=2, keepdims=True)
+    t = np.clip((top - knee) / (1.0 - knee), 0.0, 1.0)
+    return lin + (strength * t * t * (3 - 2 * t)) * (top - lin)
+
+
 def lamp_gains(kelvin: float) -> np.ndarray:
     """Linear BGR gains of a black-body lamp at ``kelvin``, relative to daylight (6500 K),
     green 1 (a fit of the Planckian locus in sRGB, after Tanner Helland)."""
@@ -187,6 +197,7 @@ class Response:
     curve: str
     strength: float
     gamma: float
+    desaturate: float  # highlights towards white (:func:`desaturate`; 0: none)
     gains: tuple[float, float, float]  # BGR: the lamp's cast the white balance left, errors
     auto: tuple[float, float] | None  # (percentile, target) of auto exposure
     exposure: float
@@ -225,6 +236,9 @@ class Response:
                 rng.uniform(*(domain.shoulder if curve == "reinhard" else domain.curve_strength))
             ),
             gamma=float(rng.uniform(*domain.gamma)),
+            desaturate=float(rng.uniform(*domain.desaturate))
+            if rng.random() < domain.desaturate_chance
+            else 0.0,
             gains=(float(gains[0]), float(gains[1]), float(gains[2])),
             auto=tuple(domain.auto_target) if rng.random() < domain.auto_exposure else None,
             exposure=float(2 ** rng.uniform(*domain.exposure_ev)),
@@ -320,6 +334,8 @@ def respond(
         level = float(np.percentile(lit.max(axis=2), response.auto[0]))
         exposure *= response.auto[1] / max(level, 1e-3)
     lin = cv2.multiply(lin, cv2.resize(quarter * exposure, (w, h)))
+    if response.desaturate > 0:
+        lin = desaturate(lin, response.desaturate)
     kernel = _blur_kernel(response)
     if kernel is not None:
         lin = cv2.filter2D(lin, -1, kernel, borderType=cv2.BORDER_REFLECT)
