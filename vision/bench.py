@@ -137,12 +137,7 @@ class BoardErrors:
     false_hand: bool = False
 
     def __bool__(self) -> bool:
-        return bool(
-            self.misread
-            or self.hidden_wrong
-            or self.left_out
-            or self.false_hand
-        )
+        return bool(self.misread or self.hidden_wrong or self.left_out or self.false_hand)
 
     def describe(self) -> str:
         """One line for ``referee bench vision --failures``."""

@@ -48,6 +48,8 @@ class CellModel:
     change_threshold: float | None
     meta: dict[str, Any]
     onnx: bytes
+    #: the model file it was read from
+    meta_path: Path
 
     @property
     def foreign(self) -> int:
@@ -76,6 +78,7 @@ class CellModel:
             ),
             meta=meta,
             onnx=onnx,
+            meta_path=path,
         )
 
     def network(self) -> cv2.dnn.Net:

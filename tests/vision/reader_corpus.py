@@ -11,7 +11,7 @@ import numpy as np
 from engine import Observation, new_game
 from vision.bench import board_right
 from vision.geometry import load_geometry
-from vision.locate import BoardLocator, BoardPose
+from vision.locate import BoardLocator, BoardNotFound, BoardPose
 from vision.readers import reader_for
 from vision.synth import Domain, Scene, random_position, render_scene
 
@@ -32,15 +32,19 @@ def corpus(
     game: str, scenes: int, seed: int, domain: Domain = Domain.NOMINAL
 ) -> tuple[tuple[Scene, BoardPose, Observation], ...]:
     """(scene, pose, observation) of ``scenes`` seeded scenes of ``domain``, about 40 % with a
-    hand, read by one reader in turn."""
+    hand, read by one reader in turn; a scene whose board is not found is left out (the bench
+    counts those)."""
     cv2.setNumThreads(1)
     rng = np.random.default_rng(seed)
     reader = reader_for(game)
     out = []
     for i in range(scenes):
         scene = render_scene(game, random_position(game, rng), seed * 1000 + i, domain=domain)
-        pose = locate(game, scene.image)
-        out.append((scene, pose, reader.read(scene.image, pose)))
+        try:
+            pose = locate(game, scene.image)
+            out.append((scene, pose, reader.read(scene.image, pose)))
+        except BoardNotFound:
+            continue
     return tuple(out)
 
 

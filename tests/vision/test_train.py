@@ -75,3 +75,21 @@ def test_a_scene_whose_board_is_not_found_gives_no_patches():
     empty = labelled_patches(recipes()["gobblet"], blank, np.random.default_rng(0))
     assert len(empty.y) == len(empty.under) == len(empty.scene) == len(empty.x) == 0
     assert empty.x.shape[1:] == (6, 24, 24)
+
+
+def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
+    import json
+    import shutil
+
+    from vision.model import CellModel, model_for
+    from vision.train.fit import refit_change
+
+    model = model_for("gobblet")
+    for suffix in (".json", ".onnx"):
+        shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"gobblet{suffix}")
+    path = refit_change("gobblet", recipes()["gobblet"], tmp_path, seed=9, workers=1, pairs=3)
+    meta = json.loads(path.read_text())
+    assert meta["trained"]["change_pairs"] == 3
+    assert meta["change_threshold"] == meta["trained"]["change_threshold"] > 0
+    again = CellModel.load(path)
+    assert again.onnx == model.onnx and again.change_threshold == meta["change_threshold"]

@@ -25,11 +25,11 @@ from ..locate import BoardPose
 
 #: game name -> "module:Class" of its reader, imported on first use.
 READERS: dict[str, str] = {
-    "gobblet": "vision.readers.gobblet:GobbletReader",
-    "spectrangle": "vision.readers.spectrangle:SpectrangleReader",
-    "blokus": "vision.readers.blokus:BlokusReader",
-    "blokus-duo": "vision.readers.blokus:BlokusReader",
-    "gobsmacked": "vision.readers.gobsmacked:GobsmackedReader",
+    "gobblet": "vision.readers.fitted:GobbletReader",
+    "spectrangle": "vision.readers.fitted:SpectrangleReader",
+    "blokus": "vision.readers.fitted:FittedReader",
+    "blokus-duo": "vision.readers.fitted:FittedReader",
+    "gobsmacked": "vision.readers.fitted:FittedReader",
 }
 
 
@@ -64,7 +64,8 @@ class Reader(ABC):
         """Learn the look of the cells in ``known`` (cell name -> canonical content) from
         ``frame``: the opening position, then the engine's accepted state after every move."""
 
-    def forget(self) -> None:  # noqa: B027 (a hook: readers that learn nothing keep it empty)
+    @abstractmethod
+    def forget(self) -> None:
         """Forget what :meth:`calibrate` taught (a new game is being set up)."""
 
 

@@ -1,17 +1,17 @@
-"""Helpers every reader shares: sampling through a pose, the mat's white and black references,
-illumination normalisation, occlusion (hands, arms, objects) and probabilities.
+"""Helpers the readers share: sampling through a pose, the mat's white and black references,
+and the observation of per-cell probabilities.
 
-Readers never warp the whole frame: they sample a few hundred to a few thousand board points
-(:class:`PointSet`, :class:`CellSamples`) through the pose with one ``cv2.remap`` call. Colours
-are then made independent of the light with :class:`MatReference`: the mat's white paper around
-every marker and the markers' black borders are known references in every frame, so
-``Reference.normalise`` turns camera BGR into reflectance (0 = marker black, 1 = paper white)
-with the white balance and the light's fall-off across the board removed.
+Readers never warp the whole frame: they sample the points they need through the pose with one
+``cv2.remap`` call (:func:`sample_image`, :class:`Region`). Colours are made independent of the
+light with :class:`MatReference`: the mat's white paper around every marker and the markers'
+black borders are known references in every frame, so ``Reference.normalise`` turns camera BGR
+into reflectance (0 = marker black, 1 = paper white) with the white balance and the light's
+fall-off across the board removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -167,33 +167,6 @@ class PointSet:
         )
 
 
-def row_quantile(values: np.ndarray, q: float) -> np.ndarray:
-    """The ``q`` quantile (0..1, nearest rank) of every row of ``values`` (G x K): a fast
-    percentile for many small groups of equal size."""
-    k = round(q * (values.shape[1] - 1))
-    return np.partition(values, k, axis=1)[:, k]
-
-
-def polygon_grid(polygon: Sequence[Point], step_mm: float, inset_mm: float = 0.0) -> np.ndarray:
-    """Points (Kx2 mm) of a square grid of pitch ``step_mm`` centred on the polygon's centre,
-    kept when at least ``inset_mm`` inside the polygon (the centre alone if none is)."""
-    poly = np.asarray(polygon, dtype=np.float64)
-    centre = poly.mean(axis=0)
-    lo, hi = poly.min(axis=0), poly.max(axis=0)
-    nx = int(np.floor((hi[0] - centre[0]) / step_mm))
-    ny = int(np.floor((hi[1] - centre[1]) / step_mm))
-    nx = max(nx, int(np.floor((centre[0] - lo[0]) / step_mm)))
-    ny = max(ny, int(np.floor((centre[1] - lo[1]) / step_mm)))
-    gx, gy = np.meshgrid(np.arange(-nx, nx + 1) * step_mm, np.arange(-ny, ny + 1) * step_mm)
-    grid = centre + np.column_stack([gx.ravel(), gy.ravel()])
-    contour = poly.astype(np.float32).reshape(-1, 1, 2)
-    inside = [
-        cv2.pointPolygonTest(contour, (float(x), float(y)), True) >= inset_mm for x, y in grid
-    ]
-    kept = grid[np.asarray(inside, dtype=bool)]
-    return kept if len(kept) else centre[None]
-
-
 def ring(centre: Point, half_side: float, step_mm: float) -> np.ndarray:
     """Points (Kx2 mm) every ~``step_mm`` along the axis-aligned square of half side
     ``half_side`` around ``centre``."""
@@ -211,56 +184,9 @@ def ring(centre: Point, half_side: float, step_mm: float) -> np.ndarray:
     return side + np.asarray(centre, dtype=np.float64)
 
 
-@dataclass(frozen=True, eq=False)
-class CellSamples:
-    """A sample grid inside every cell of a board: ``points`` groups follow ``names``."""
-
-    names: tuple[str, ...]
-    points: PointSet
-
-    @classmethod
-    def of_cells(
-        cls,
-        geometry: BoardGeometry,
-        step_mm: float,
-        *,
-        inset_mm: float = 0.0,
-        height_mm: float = 0.0,
-        names: Iterable[str] | None = None,
-    ) -> CellSamples:
-        """A ``step_mm`` grid in each cell (all, or ``names``), ``inset_mm`` inside its edges,
-        on the plane ``height_mm`` above the markers (e.g. the board's top face)."""
-        cells = [geometry.cell(n) for n in names] if names is not None else list(geometry.cells)
-        groups = [polygon_grid(c.polygon, step_mm, inset_mm) for c in cells]
-        return cls(tuple(c.name for c in cells), PointSet.from_groups(groups, height_mm))
-
-    def sample(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
-        """Colours (Nx3 float32) of every sample point, cell after cell."""
-        return self.points.sample(frame, pose)
-
-
 def board_height(geometry: BoardGeometry) -> float:
     """Height of the playing surface above the markers' plane (``board.thickness``, mm)."""
     return float(geometry.extra.get("board", {}).get("thickness", 0.0))
-
-
-def board_margin(
-    geometry: BoardGeometry,
-    step_mm: float,
-    *,
-    inset_mm: float = 1.5,
-    clearance_mm: float | None = None,
-) -> np.ndarray:
-    """Points (Kx2 mm) on the board's face outside every cell: the frame around the playing
-    area, ``inset_mm`` from the outline and ``clearance_mm`` (default ``inset_mm``) from the
-    cells' bounding box (to keep pieces' sides, seen at an angle, out of it)."""
-    outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
-    grid = polygon_grid(outline, step_mm, inset_mm)
-    cells = np.concatenate([np.asarray(c.polygon) for c in geometry.cells])
-    clear = inset_mm if clearance_mm is None else clearance_mm
-    lo, hi = cells.min(axis=0) - clear, cells.max(axis=0) + clear
-    outside = np.any((grid < lo) | (grid > hi), axis=1)
-    return grid[outside]
 
 
 # --------------------------------------------------------------------------- references
@@ -380,86 +306,7 @@ def _light_field(centres: np.ndarray, whites: np.ndarray) -> np.ndarray:
     return coef
 
 
-# --------------------------------------------------------------------------- colour features
-def chroma(reflectance: np.ndarray) -> np.ndarray:
-    """Lightness-free colour of reflectances (Nx3 BGR): ``(b - g, r - g) / (b + g + r)``
-    (Nx2), 0 for greys; robust to shadows, which scale all channels alike."""
-    rgb = np.maximum(np.asarray(reflectance, dtype=np.float64), 0.0)
-    total = np.maximum(rgb.sum(axis=1), 0.05)
-    return np.column_stack([(rgb[:, 0] - rgb[:, 1]), (rgb[:, 2] - rgb[:, 1])]) / total[:, None]
-
-
-def lightness(reflectance: np.ndarray) -> np.ndarray:
-    """Mean reflectance of the three channels (N)."""
-    return np.asarray(reflectance, dtype=np.float64).mean(axis=1)
-
-
-# --------------------------------------------------------------------------- class models
-class GaussianClasses:
-    """One Gaussian per class over a feature vector, learned from labelled samples.
-
-    ``means`` (K x D) are the priors until :meth:`learn` sees samples; ``spread`` (D) is the
-    smallest standard deviation a class may have (noise the camera always adds). Learning is an
-    exponential moving average (``rate``), so the model follows a slow change of light.
-    """
-
-    def __init__(self, means: np.ndarray, spread: np.ndarray | float, *, rate: float = 0.5) -> None:
-        self.means = np.array(means, dtype=np.float64)
-        k, d = self.means.shape
-        self.floor = np.broadcast_to(np.asarray(spread, dtype=np.float64), (d,)).copy()
-        self.covs = np.repeat(np.diag(self.floor**2)[None] * 4.0, k, axis=0)
-        self.rate = float(rate)
-        self.learned = np.zeros(k, dtype=bool)
-
-    def copy(self) -> GaussianClasses:
-        """An independent copy (to adapt to one frame without forgetting the calibration)."""
-        other = GaussianClasses(self.means, self.floor, rate=self.rate)
-        other.covs = self.covs.copy()
-        other.learned = self.learned.copy()
-        return other
-
-    def learn(self, k: int, samples: np.ndarray) -> None:
-        """Move class ``k`` towards the samples (M x D; at least 2)."""
-        x = np.asarray(samples, dtype=np.float64)
-        if len(x) < 2:
-            return
-        mean = x.mean(axis=0)
-        cov = np.cov(x, rowvar=False).reshape(len(mean), len(mean)) + np.diag(self.floor**2)
-        rate = 1.0 if not self.learned[k] else self.rate
-        self.means[k] = (1 - rate) * self.means[k] + rate * mean
-        self.covs[k] = (1 - rate) * self.covs[k] + rate * cov
-        self.learned[k] = True
-
-    def log_likelihood(self, features: np.ndarray) -> np.ndarray:
-        """Gaussian log density of every feature vector (N x D) under every class (N x K)."""
-        x = np.asarray(features, dtype=np.float64)
-        out = np.empty((len(x), len(self.means)))
-        for k, (mu, cov) in enumerate(zip(self.means, self.covs, strict=True)):
-            inv = np.linalg.inv(cov)
-            d = x - mu
-            maha = np.einsum("nd,de,ne->n", d, inv, d)
-            out[:, k] = -0.5 * (maha + np.log(np.linalg.det(cov)) + len(mu) * np.log(2 * np.pi))
-        return out
-
-    def distance(self, features: np.ndarray) -> np.ndarray:
-        """Mahalanobis distance of every feature vector to every class (N x K)."""
-        x = np.asarray(features, dtype=np.float64)
-        out = np.empty((len(x), len(self.means)))
-        for k, (mu, cov) in enumerate(zip(self.means, self.covs, strict=True)):
-            d = x - mu
-            out[:, k] = np.sqrt(np.einsum("nd,de,ne->n", d, np.linalg.inv(cov), d))
-        return out
-
-
 # --------------------------------------------------------------------------- probabilities
-def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Normalised ``exp(logits)`` along ``axis`` (stable)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=axis, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def bounded(probs: np.ndarray, floor: float = MIN_PROBABILITY) -> np.ndarray:
     """Probabilities (N x K) with every entry at least ``floor``, rows summing to 1."""
     p = np.maximum(np.asarray(probs, dtype=np.float64), floor)
@@ -498,30 +345,3 @@ def observation(
         confidence=confidence,
         probabilities=probabilities,
     )
-
-
-# --------------------------------------------------------------------------- occlusion
-def grow_region(
-    seeds: Iterable[str], through: Collection[str], neighbours: Mapping[str, Sequence[str]]
-) -> frozenset[str]:
-    """The ``seeds`` and every cell reachable from them by steps between ``neighbours`` that
-    land on cells of ``through`` (a hand is one blob: what it partly covers touches it)."""
-    region = set(seeds)
-    todo = list(region)
-    while todo:
-        for m in neighbours.get(todo.pop(), ()):
-            if m not in region and m in through:
-                region.add(m)
-                todo.append(m)
-    return frozenset(region)
-
-
-def grid_neighbours(
-    names: Sequence[str], centres: np.ndarray, pitch: float
-) -> dict[str, list[str]]:
-    """Cells whose centres (N x 2 mm) are within 1.5 ``pitch`` of each other (8-neighbours on
-    a square grid)."""
-    c = np.asarray(centres, dtype=np.float64)
-    d = np.linalg.norm(c[:, None] - c[None], axis=2)
-    close = (d > 0) & (d <= 1.5 * pitch)
-    return {n: [names[j] for j in np.flatnonzero(close[i])] for i, n in enumerate(names)}

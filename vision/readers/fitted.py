@@ -40,6 +40,8 @@ class FittedReader(Reader):
     def __init__(self, geometry: BoardGeometry, **options: Any) -> None:
         super().__init__(geometry, **options)
         self.model: CellModel = options.get("model") or model_for(geometry.game)
+        if geometry.game not in self.model.games:
+            raise ValueError(f"model {self.model.name} reads {', '.join(self.model.games)}")
         self.sampler = PatchSampler(geometry, self.model.spec)
         self.net = self.model.network()
         self.codec = new_game(geometry.game)

@@ -30,9 +30,12 @@ def cmd_train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .fit import train
+    from .fit import refit_change, train
 
     for name in names:
+        if args.change_only:
+            refit_change(name, known[name], Path(args.out), args.seed, args.workers)
+            continue
         train(
             name,
             known[name],
@@ -54,4 +57,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int, help="training epochs (default: the recipe's)")
     p.add_argument("--workers", type=int, help="processes rendering scenes (default: all cores)")
     p.add_argument("--out", default=str(MODELS_DIR), help="folder of the model files")
+    p.add_argument(
+        "--change-only",
+        action="store_true",
+        help="keep the fitted networks, fit only their change thresholds again",
+    )
     p.set_defaults(func=cmd_train)

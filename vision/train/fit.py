@@ -262,3 +262,25 @@ def train(
     path = export(fitted, recipe, name, out, info)
     print(f"{name}: {json.dumps(fitted.figures)} threshold {fitted.threshold:.2f} -> {path}")
     return path
+
+
+def refit_change(
+    name: str,
+    recipe: dict[str, Any],
+    out: Path,
+    seed: int,
+    workers: int | None,
+    pairs: int | None = None,
+) -> Path:
+    """Fit the change threshold of the existing model ``out/NAME.json`` again on ``pairs``
+    rendered pairs (default: a quarter of its training scenes, as :func:`train` does); the
+    network is kept. Return the JSON's path."""
+    path = out / f"{name}.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    pairs = pairs or max(1, int(meta["trained"]["scenes"]) // 4)
+    change = fit_change(recipe, pairs, seed, workers)
+    meta["change_threshold"] = change["change_threshold"]
+    meta["trained"].update(change)
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    print(f"{name}: {json.dumps(change)} -> {path}")
+    return path

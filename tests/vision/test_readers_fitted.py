@@ -1,0 +1,159 @@
+"""The fitted readers of every game, with the committed models, on seeded rendered scenes read
+through the real locator: the nominal corpus and the held-out domain (ranges never fitted on).
+
+Two product targets hold on these samples and are asserted as they are: a clear board is never
+flagged, and a hand over the board is flagged or hides nothing misread. The accuracy targets
+(cells >= 99.9 %, boards >= 99 %) are the bench's to measure (`referee bench vision`); they
+are not met yet on the held-out domain, so the accuracy asserted here is a guard against
+regressions, a little under what the committed models read on these 24-scene samples
+(held-out cells 93-99 %, boards 13/22-24/24; ``docs/benchmarks.md``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine import new_game
+from vision.geometry import load_geometry
+from vision.model import FORMAT, CellModel, ModelError, model_for
+from vision.readers import reader_for
+from vision.readers.fitted import FittedReader, SpectrangleReader
+from vision.synth import Domain, random_position, render_scene
+
+from .reader_corpus import corpus, locate, read_right, truth
+
+GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
+NEW = {"gobblet": {"color": "black", "size": 4}, "blokus": "violet"}
+SCENES = 24
+SEED = 4242
+
+
+def _read(game: str, domain: Domain = Domain.NOMINAL) -> tuple:
+    return tuple((scene, obs) for scene, _, obs in corpus(game, SCENES, SEED, domain))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_registry_gives_a_fitted_reader_with_its_model(game):
+    reader = reader_for(game)
+    assert isinstance(reader, FittedReader)
+    assert game in reader.model.games
+    assert reader.game == game
+
+
+def test_a_reader_refuses_another_games_board():
+    with pytest.raises(ValueError, match="spectrangle"):
+        SpectrangleReader(load_geometry("gobblet"), model=model_for("spectrangle"))
+
+
+#: guards (see the module docstring): visible cells read right, whole boards read right
+GUARDS = {"nominal": (0.985, 0.9), "heldout": (0.92, 0.55)}
+
+
+@pytest.mark.parametrize("domain", [Domain.NOMINAL, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("game", GAMES)
+def test_visible_cells_are_read_accurately(game, domain):
+    right = total = 0
+    for scene, obs in _read(game, domain):
+        t = truth(game, scene.cells)
+        for name in t:
+            if name not in scene.hidden:
+                total += 1
+                right += obs.cells.get(name, "missing") == t[name]
+    assert right / total >= GUARDS[domain.name][0]
+
+
+@pytest.mark.parametrize("domain", [Domain.NOMINAL, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("game", GAMES)
+def test_clear_boards_are_never_flagged_and_hands_are_flagged_or_read_right(game, domain):
+    clear = hands = right = 0
+    for scene, obs in _read(game, domain):
+        t = truth(game, scene.cells)
+        if scene.occluded:
+            hands += 1
+            under = [n for n in scene.hidden if n in obs.cells]
+            # a hand over the board is flagged, or nothing it hides is misread
+            assert obs.occluded or all(obs.cells[n] == t[n] for n in under), scene.seed
+        else:
+            clear += 1
+            assert not obs.occluded and not obs.partial, scene.seed
+        right += read_right(game, scene, obs)
+    assert clear >= 8 and hands >= 4
+    assert right >= GUARDS[domain.name][1] * len(_read(game, domain))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_probabilities_are_normalised_and_put_their_mass_on_the_truth(game):
+    mass = []
+    for scene, obs in _read(game):
+        t = truth(game, scene.cells)
+        for name, probs in obs.probabilities.items():
+            assert abs(sum(probs.values()) - 1.0) < 1e-6
+            assert min(probs.values()) > 0.0
+            mass.append(probs.get(t[name], 0.0))
+    assert np.median(mass) > 0.9
+
+
+def test_a_spectrangle_cell_is_the_laying_its_three_edges_agree_on():
+    reader = reader_for("spectrangle")
+    classes = reader.model.classes
+    edges = np.full((36 * 3, len(classes)), 0.01)
+    edges[:, classes.index("empty")] = 1.0
+    # cell 0 shows yellow, blue and green on its left, right and base edges (the piece YBG)
+    for k, colour in enumerate(("yellow", "blue", "green")):
+        edges[k] = 0.01
+        edges[k, classes.index(colour)] = 1.0
+    edges /= edges.sum(axis=1, keepdims=True)
+    cells, contents, probs, foreign = reader.cell_probabilities(edges)
+    codec = new_game("spectrangle")
+    expected = codec.cell_from_json({"left": "yellow", "right": "blue", "base": "green"})
+    assert cells[0] == "0" and contents[int(probs[0].argmax())] == expected
+    assert contents[int(probs[1].argmax())] is None
+    assert np.allclose(probs.sum(axis=1), 1.0)
+    assert (foreign < 0.05).all()
+
+
+def test_a_missing_or_foreign_model_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelError, match="no model for blokus"):
+        model_for("blokus", str(tmp_path))
+    meta = dict(model_for("blokus").meta)
+    (tmp_path / "old.json").write_text(json.dumps({**meta, "format": FORMAT + 1}))
+    (tmp_path / "old.onnx").write_bytes(model_for("blokus").onnx)
+    with pytest.raises(ModelError, match="format"):
+        CellModel.load(tmp_path / "old.json")
+    (tmp_path / "gone.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="cannot read"):
+        CellModel.load(tmp_path / "gone.json")
+
+
+@pytest.mark.parametrize("game", ["gobblet", "blokus"])
+def test_after_calibration_only_changed_cells_are_judged_again(game):
+    reader = reader_for(game)
+    rng = np.random.default_rng(31)
+    before = random_position(game, rng)
+    empty = [n for n, v in before.items() if v is None]
+    after = {**before, empty[0]: random_position(game, rng)[empty[0]] or NEW[game]}
+    # a varied domain draws each piece from a stream of its own cell: the other pieces stay put
+    shots = [
+        render_scene(game, cells, 31, hand=False, domain=Domain.TRAIN).image
+        for cells in (before, after)
+    ]
+    pose = locate(game, shots[0])
+    codec = new_game(game)
+    pose_cells = reader.sampler.targets
+    reader.calibrate(shots[0], pose, {n: codec.cell_from_json(v) for n, v in before.items()})
+    # the same board under a dimmer, warmer light: nothing changed, and most cells are not
+    # even judged again (the fitted threshold lets through what a change that small could be)
+    dim = np.clip(shots[0] * np.array([0.75, 0.85, 0.95]), 0, 255).astype(np.uint8)
+    dim_pose = locate(game, dim)
+    assert len(reader._changed(reader.sampler.sample(dim, dim_pose))) <= len(pose_cells) // 4
+    assert reader.read(dim, dim_pose).cells == truth(game, before)
+    # a piece put down: its cell (and at most its neighbours) go to the model
+    moved = reader._changed(reader.sampler.sample(shots[1], locate(game, shots[1])))
+    assert empty[0] in {reader.sampler.cells[i] for i in moved}
+    obs = reader.read(shots[1], locate(game, shots[1]))
+    assert obs.cells == truth(game, after)
+    reader.forget()
+    assert len(reader._changed(reader.sampler.sample(dim, pose))) == len(reader.sampler.targets)
