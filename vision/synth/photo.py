@@ -114,9 +114,14 @@ def develop(image: np.ndarray, look: Look, rng: np.random.Generator) -> np.ndarr
     lut = np.round(_unit_normal_lut() * look.noise).astype(np.int16)
     noise = cv2.LUT(_noise_bank((w, h))[dy : dy + h, dx : dx + w], lut)
     out = cv2.add(out, noise, dtype=cv2.CV_8U)
-    if not look.jpeg_quality:
-        return out
-    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, look.jpeg_quality])
+    return jpeg_round_trip(out, look.jpeg_quality)
+
+
+def jpeg_round_trip(image: np.ndarray, quality: int) -> np.ndarray:
+    """``image`` (BGR uint8) encoded as a JPEG of ``quality`` and decoded again (0: as it is)."""
+    if not quality:
+        return image
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise RuntimeError("JPEG encoding failed")
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
@@ -354,9 +359,4 @@ def respond(
         out = cv2.addWeighted(out, 1 + response.sharpen, soft, -response.sharpen, 0)
     elif response.denoise:
         out = cv2.bilateralFilter(out, 5, 25, 3)
-    if not response.jpeg_quality:
-        return out
-    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, response.jpeg_quality])
-    if not ok:
-        raise RuntimeError("JPEG encoding failed")
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return jpeg_round_trip(out, response.jpeg_quality)
