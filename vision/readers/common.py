@@ -131,11 +131,6 @@ class PointSet:
         """How many groups."""
         return len(self.starts) - 1
 
-    @property
-    def centres(self) -> np.ndarray:
-        """Each group's mean point (G x 2 mm)."""
-        return self.group_mean(self.points)
-
     def image_points(self, pose: BoardPose) -> np.ndarray:
         """Where the points are in the image (Nx2 px)."""
         return plane_pose(pose, self.height_mm).to_image(self.points)
@@ -147,11 +142,6 @@ class PointSet:
     def group_reduce(self, values: np.ndarray, ufunc: np.ufunc = np.add) -> np.ndarray:
         """``ufunc.reduceat`` of per-point values over each group (G x ...)."""
         return ufunc.reduceat(values, self.starts[:-1], axis=0)
-
-    def group_mean(self, values: np.ndarray) -> np.ndarray:
-        """Mean of per-point values over each group (G x ...)."""
-        sizes = np.diff(self.starts).reshape((-1,) + (1,) * (np.ndim(values) - 1))
-        return self.group_reduce(np.asarray(values, dtype=np.float64)) / sizes
 
     def group_median(self, values: np.ndarray) -> np.ndarray:
         """Median of per-point values over each group (G x ...)."""
@@ -224,11 +214,17 @@ class Reference:
         of :meth:`white_at`, so uneven light is removed too). With ``owner``, ``points_mm``
         are fewer points (e.g. cell centres) and colour ``i`` takes the white of
         ``points_mm[owner[i]]``: the light varies slowly, so this is as good and cheaper."""
-        white = self.white if points_mm is None else self.white_at(points_mm)
+        black, span = self.levels(points_mm)
         if owner is not None and points_mm is not None:
-            white = white[owner]
+            black, span = black[owner], span[owner]
+        return (np.asarray(colours, dtype=np.float64) - black) / span
+
+    def levels(self, points_mm: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The camera BGR of reflectance 0 and the span up to reflectance 1: for the whole
+        frame (3 each), or where the light falls on board points (Nx2 mm; N x 3 each)."""
+        white = self.white if points_mm is None else self.white_at(points_mm)
         black = np.minimum(self.black, 0.5 * white)
-        return (np.asarray(colours, dtype=np.float64) - black) / np.maximum(white - black, 1.0)
+        return black, np.maximum(white - black, 1.0)
 
 
 class MatReference:

@@ -162,9 +162,7 @@ class PatchSampler:
         n = self.spec.px * self.spec.px
         idx = np.arange(len(self.targets)) if targets is None else np.asarray(targets, dtype=int)
         corners = self.corners[idx].reshape(-1, 2)
-        white = ref.white_at(self.centres[idx])
-        black = np.minimum(ref.black, 0.5 * white).astype(np.float32)
-        span = np.maximum(white - black, 1.0).astype(np.float32)
+        black, span = (level.astype(np.float32) for level in ref.levels(self.centres[idx]))
         views = []
         for height in self.spec.heights_mm:
             try:
