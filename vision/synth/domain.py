@@ -40,7 +40,8 @@ class Domain:
     motif_coverage: Range | tuple[()] = ()
     #: Gobsmacked square motifs' corner radius as a fraction of their half side
     motif_rounding: Range = (0.0, 0.0)
-    #: Gobblet piece profiles to choose from: ``bell``, ``dome``, ``cylinder``, ``knob``
+    #: Gobblet piece profiles to choose from: ``bell``, ``dome``, ``cylinder``, ``knob``,
+    #: ``turned`` (a foot, a neck and a ball head of random proportions, drawn per scene)
     bell_shapes: tuple[str, ...] = ("bell",)
     #: wood tones of wooden boards and pieces (Gobblet); empty: the ``look`` colours
     wood_tones: tuple[str, ...] = ()
@@ -153,7 +154,7 @@ Domain.TRAIN = Domain(
     piece_spread=0.04,
     motif_coverage=(0.45, 0.70),
     motif_rounding=(0.0, 0.5),
-    bell_shapes=("bell", "dome", "cylinder"),
+    bell_shapes=("bell", "dome", "cylinder", "turned"),
     wood_tones=("#c49a63", "#d8b27a", "#a8763f", "#e6c895", "#8a5a33", "#b98c5a"),
     grain=(0.0, 0.12),
     dot_mm=(0.0, 5.5),

@@ -81,10 +81,14 @@ def prism_sides(top: np.ndarray, depth: float, color: np.ndarray, eye: np.ndarra
 
 
 @cache
-def _bell_profile(shape: str = "bell") -> tuple[tuple[float, float], ...]:
+def _bell_profile(
+    shape: str = "bell", turned: tuple[float, float, float] = (0.1, 0.5, 0.5)
+) -> tuple[tuple[float, float], ...]:
     """(height, radius) of a Gobblet piece as fractions of its height and base radius:
     ``bell`` (a flared foot, a waist and a round head), ``dome`` (a half egg on a low foot),
-    ``cylinder`` (straight sides, a rounded top edge), ``knob`` (a thin neck, a big ball)."""
+    ``cylinder`` (straight sides, a rounded top edge), ``knob`` (a thin neck, a big ball),
+    ``turned`` (a foot of height ``turned[0]``, a neck narrowing to radius ``turned[1]``, a ball
+    head of radius ``turned[2]``: any turned piece between a bell and a knob)."""
     levels = [(0.0, 1.0), (0.05, 1.0)]
     arc = [math.pi * (-0.5 + i / 8) for i in range(1, 8)]
     if shape == "bell":
@@ -102,6 +106,16 @@ def _bell_profile(shape: str = "bell") -> tuple[tuple[float, float], ...]:
             for a in arc
         ]
         levels.append((1.0, 0.1))
+    elif shape == "turned":
+        foot, neck, head = turned
+        levels += [(foot, 1.0)]
+        top = 1.0 - head * 0.9
+        levels += [
+            (foot + (top - foot) * i / 6, 1 - (1 - neck) * (i / 6) ** 0.7) for i in range(1, 7)
+        ]
+        levels += [
+            (top + 0.9 * head * (1 + math.sin(a)) / 2, head * math.cos(a) + 0.02) for a in arc
+        ]
     elif shape == "knob":
         levels += [(0.05 + 0.45 * i / 6, 1 - 0.7 * (i / 6) ** 0.6) for i in range(1, 7)]
         levels += [(0.72 + 0.28 * math.sin(a), 0.58 * math.cos(a) + 0.02) for a in arc]
@@ -126,7 +140,7 @@ def _bell(
     look = geometry.extra["look"] if vary is None else vary.look
     base = bgr(look["pieces"][content["color"]]) * rng.uniform(0.92, 1.06)
     side = _toward(eye, np.array([cx, cy, z0]))
-    profile = _bell_profile() if vary is None else _bell_profile(vary.bell)
+    profile = _bell_profile() if vary is None else _bell_profile(vary.bell, vary.turned)
     rings = np.ones(len(profile))
     if vary is not None:
         # turned wood seen from above: rings of the grain, a tone of the piece's own

@@ -69,6 +69,8 @@ class Variation:
     #: seed of every piece's own stream (:meth:`piece_rng`)
     piece_seed: int
     bell: str
+    #: the ``turned`` profile's foot height, neck and head radius (fractions)
+    turned: tuple[float, float, float]
     coverage: float | None
     rounding: float
     dot_mm: float
@@ -107,6 +109,11 @@ class Variation:
             grain_seed=int(rng.integers(2**31)),
             piece_seed=int(rng.integers(2**31)),
             bell=domain.bell_shapes[int(rng.integers(len(domain.bell_shapes)))],
+            turned=(
+                round(float(rng.uniform(0.05, 0.3)), 3),
+                round(float(rng.uniform(0.3, 0.8)), 3),
+                round(float(rng.uniform(0.3, 0.6)), 3),
+            ),
             coverage=coverage,
             rounding=float(rng.uniform(*domain.motif_rounding)),
             dot_mm=float(rng.uniform(*domain.dot_mm)),
