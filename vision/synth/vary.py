@@ -109,11 +109,7 @@ class Variation:
             grain_seed=int(rng.integers(2**31)),
             piece_seed=int(rng.integers(2**31)),
             bell=domain.bell_shapes[int(rng.integers(len(domain.bell_shapes)))],
-            turned=(
-                round(float(rng.uniform(0.05, 0.3)), 3),
-                round(float(rng.uniform(0.3, 0.8)), 3),
-                round(float(rng.uniform(0.3, 0.6)), 3),
-            ),
+            turned=_turned(domain, rng),
             coverage=coverage,
             rounding=float(rng.uniform(*domain.motif_rounding)),
             dot_mm=float(rng.uniform(*domain.dot_mm)),
@@ -155,3 +151,15 @@ class Variation:
         """The random stream of the piece on ``cell``: the same whatever else is on the board
         (a piece put down elsewhere changes nothing about this one)."""
         return np.random.default_rng([self.piece_seed, zlib.crc32(cell.encode())])
+
+
+def _turned(domain: Domain, rng: np.random.Generator) -> tuple[float, float, float]:
+    """The proportions of a ``turned`` Gobblet profile (foot height, neck and head radius),
+    drawn only when ``domain`` has that profile (other domains keep their random streams)."""
+    if "turned" not in domain.bell_shapes:
+        return (0.1, 0.5, 0.5)
+    return (
+        round(float(rng.uniform(0.05, 0.3)), 3),
+        round(float(rng.uniform(0.3, 0.8)), 3),
+        round(float(rng.uniform(0.3, 0.6)), 3),
+    )
