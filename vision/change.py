@@ -12,12 +12,9 @@ piece covers a tenth of a Gobblet patch). A target has changed when that reaches
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-
-from engine.core import Content
 
 #: The per-pixel difference quantile that scores a patch's change.
 QUANTILE = 0.9
@@ -25,10 +22,11 @@ QUANTILE = 0.9
 
 @dataclass(frozen=True, eq=False)
 class Memory:
-    """The patches of the last accepted frame and the accepted content of every cell."""
+    """The patches of the last accepted frame and the class of every target there (the
+    accepted content of its cell, as the model names it)."""
 
     patches: np.ndarray
-    contents: Mapping[str, Content]
+    classes: np.ndarray
 
 
 def global_gain(now: np.ndarray, before: np.ndarray) -> np.ndarray:

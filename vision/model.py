@@ -98,8 +98,7 @@ class CellModel:
 
 
 def _network(onnx: bytes) -> cv2.dnn.Net:
-    net = cv2.dnn.readNetFromONNX(np.frombuffer(onnx, dtype=np.uint8))
-    return net
+    return cv2.dnn.readNetFromONNX(np.frombuffer(onnx, dtype=np.uint8))
 
 
 @cache

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import permutations
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from engine import Observation, data, new_game
 from engine.core import Content
+from engine.spectrangle import COLOURS
 
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
@@ -84,11 +85,9 @@ class FittedReader(Reader):
         patches = self.sampler.sample(frame, pose)
         probs = np.zeros((len(patches), len(self.model.classes)))
         todo = self._changed(patches)
-        kept = np.setdiff1d(np.arange(len(patches)), todo)
-        for i in kept:
-            target = self.sampler.targets[i]
-            accepted = self.codec.cell_to_json(self.memory.contents[target.cell])
-            probs[i, self.model.classes.index(self.label(accepted, target.part))] = 1.0
+        if self.memory is not None:
+            kept = np.setdiff1d(np.arange(len(patches)), todo)
+            probs[kept, self.memory.classes[kept]] = 1.0
         probs[todo] = self.model.predict_proba(patches[todo], self.net)
         return probs
 
@@ -101,7 +100,6 @@ class FittedReader(Reader):
         moved = change_scores(patches, memory.patches) >= threshold
         cells = self.sampler.cells
         changed = {c for c, m in zip(cells, moved, strict=True) if m}
-        changed |= {c for c in cells if c not in memory.contents}
         return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)
 
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
@@ -113,8 +111,13 @@ class FittedReader(Reader):
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
         next frames are judged against them."""
-        if set(known) >= set(self.geometry.cell_names):
-            self.memory = Memory(self.sampler.sample(frame, pose), dict(known))
+        if not set(known) >= set(self.geometry.cell_names):
+            return
+        classes = [
+            self.model.classes.index(self.label(self.codec.cell_to_json(known[t.cell]), t.part))
+            for t in self.sampler.targets
+        ]
+        self.memory = Memory(self.sampler.sample(frame, pose), np.array(classes, dtype=int))
 
     def forget(self) -> None:
         """Forget the last accepted frame (a new game is set up)."""
@@ -140,17 +143,25 @@ class SpectrangleReader(FittedReader):
     each way of laying each real piece is the product of its three edges'."""
 
     games = ("spectrangle",)
-    COLOURS: ClassVar[dict[str, str]] = {
-        "R": "red",
-        "G": "green",
-        "B": "blue",
-        "Y": "yellow",
-        "P": "purple",
-        "W": "white",
-    }
+
+    def __init__(self, geometry: BoardGeometry, **options: Any) -> None:
+        super().__init__(geometry, **options)
+        pieces = data.load("spectrangle")["pieces"]
+        # every way of laying every real piece: each order of its colours (double-sided)
+        layings = list(dict.fromkeys(p for code in pieces for p in permutations(code)))
+        classes = self.model.classes
+        #: per laying, the class column of each edge's colour (layings x edges)
+        self._columns = np.array([[classes.index(COLOURS[c]) for c in lay] for lay in layings])
+        #: the contents a cell may hold: empty, then every laying
+        self._contents: list[Content] = [None] + [
+            self.codec.cell_from_json(
+                {side: COLOURS[c] for side, c in zip(EDGES, lay, strict=True)}
+            )
+            for lay in layings
+        ]
 
     def labels_known(self) -> Sequence[str]:
-        return tuple(self.COLOURS.values())
+        return tuple(COLOURS.values())
 
     @classmethod
     def label(cls, value: Any, part: str) -> str:
@@ -162,23 +173,13 @@ class SpectrangleReader(FittedReader):
         classes = self.model.classes
         cells = list(dict.fromkeys(self.sampler.cells))
         edges = probs.reshape(len(cells), len(EDGES), len(classes))
-        pieces = data.load("spectrangle")["pieces"]
-        layings = list(dict.fromkeys(p for code in pieces for p in permutations(code)))
-        column = np.array([[classes.index(self.COLOURS[c]) for c in lay] for lay in layings])
         logp = np.log(np.maximum(edges, 1e-9))
         # cells x layings: the sum over the three edges of each laying's colour
-        ll = sum(logp[:, i, column[:, i]] for i in range(len(EDGES)))
+        ll = sum(logp[:, i, self._columns[:, i]] for i in range(len(EDGES)))
         empty = logp[:, :, classes.index(EMPTY)].sum(axis=1)
         ll = np.column_stack([empty, ll])
         ll -= ll.max(axis=1, keepdims=True)
         p = np.exp(ll)
         p /= p.sum(axis=1, keepdims=True)
-        contents: list[Content] = [None]
-        contents += [
-            self.codec.cell_from_json(
-                {side: self.COLOURS[c] for side, c in zip(EDGES, lay, strict=True)}
-            )
-            for lay in layings
-        ]
         foreign = edges[:, :, self.model.foreign].max(axis=1)
-        return cells, contents, p, foreign
+        return cells, self._contents, p, foreign

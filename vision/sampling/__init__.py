@@ -19,12 +19,14 @@ from typing import Any
 import cv2
 import numpy as np
 
+from engine.spectrangle import SIDES
+
 from ..geometry import BoardGeometry
 from ..locate import IMPOSSIBLE_VIEW, BoardNotFound, BoardPose
 from ..readers.common import MatReference, Reference, Region, board_height, plane_pose
 
-#: Spectrangle edges, in the order of a cell's targets.
-EDGES = ("left", "right", "base")
+#: Spectrangle edges, in the order of a cell's targets (the engine's sides).
+EDGES = SIDES
 
 
 @dataclass(frozen=True)
