@@ -45,10 +45,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from engine import GAMES, FormatError, Observation, new_game
+from engine import GAMES, FormatError, new_game
 from engine.core import Content
 
-from .bench import BENCH_GAMES, VisionBench, board_errors, timed_read
+from .bench import BENCH_GAMES, VisionBench, board_errors, hand_scene_right, timed_read
 from .geometry import BoardGeometry, load_geometry
 from .locate import BoardNotFound
 from .placement import rigid
@@ -85,9 +85,6 @@ class PhotoBench:
     """One game's figures on labelled photos: the corpus bench's and the photos' own."""
 
     figures: VisionBench
-    clear_boards: float
-    clear_flagged: int
-    hand_flagged: int
     misread_reported: float
     #: (photo, what went wrong) of every photo not read right
     failures: tuple[tuple[Path, str], ...] = ()
@@ -96,9 +93,6 @@ class PhotoBench:
         """The per-game object of ``referee bench vision --photos DIR --json``."""
         return {
             **self.figures.to_json(),
-            "clear_boards": round(self.clear_boards, 6),
-            "clear_flagged": self.clear_flagged,
-            "hand_flagged": self.hand_flagged,
             "misread_reported": round(self.misread_reported, 6),
         }
 
@@ -191,11 +185,6 @@ def drawn_centres(
     return px.reshape(-1, 2)
 
 
-def _read_right(photo: Photo, obs: Observation) -> bool:
-    """Whether ``obs`` reads every cell of the photo, as it is."""
-    return all(obs.cells.get(n, ...) == v for n, v in photo.truth.items())
-
-
 def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[str]]:
     """Measure ``game``'s reader on ``photos`` (all of that game); also one line per photo that
     is not an image (skipped)."""
@@ -242,13 +231,11 @@ def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[s
         misread += sum(1 for n in shown if obs.cells[n] != photo.truth[n])
         errors = board_errors(geometry, photo.truth, photo.hidden, photo.occluded, obs)
         boards_right += not errors
-        whole = _read_right(photo, obs)
         held = obs.occluded or obs.partial  # the pipeline waits for a clear view
         if photo.occluded:
-            flagged = obs.occluded or (obs.partial and not photo.hidden & obs.cells.keys())
-            ok = flagged or whole
+            ok = hand_scene_right(photo.truth, photo.hidden, obs)
             hand_flagged += ok
-            false_settled += not held and not whole
+            false_settled += not held and not ok
         else:
             ok = not errors
             clear_right += ok
@@ -271,12 +258,12 @@ def bench_photos(game: str, photos: Iterable[Photo]) -> tuple[PhotoBench, list[s
         locate_px_p90=float(np.percentile(locate_px, 90)) if locate_px else float("nan"),
         markers_found=markers_found,
         markers_visible=markers_visible,
-    )
-    bench = PhotoBench(
-        figures=figures,
         clear_boards=clear_right / clear if clear else float("nan"),
         clear_flagged=clear_flagged,
         hand_flagged=hand_flagged,
+    )
+    bench = PhotoBench(
+        figures=figures,
         misread_reported=misread / reported if reported else float("nan"),
         failures=tuple(failures),
     )
@@ -344,8 +331,8 @@ def _print(game: str, bench: PhotoBench) -> None:
     clear = r.scenes - r.hand_scenes
     print(
         f"{game:12s} {r.scenes} photos  cells {100 * r.cell_accuracy:7.3f} %  boards "
-        f"{100 * r.board_accuracy:6.2f} %  clear boards {100 * bench.clear_boards:6.2f} % "
-        f"(flagged {bench.clear_flagged}/{clear})  hand flagged {bench.hand_flagged}/"
+        f"{100 * r.board_accuracy:6.2f} %  clear boards {100 * r.clear_boards:6.2f} % "
+        f"(flagged {r.clear_flagged}/{clear})  hand flagged {r.hand_flagged}/"
         f"{r.hand_scenes}  false settled {r.false_settled}/{r.hand_scenes}",
         flush=True,
     )

@@ -53,7 +53,7 @@ def test_the_opening_and_every_move_are_saved_and_read_back_by_the_photo_bench(t
     assert problems == [] and list(photos) == ["gobblet"]
     bench, unreadable = bench_photos("gobblet", photos["gobblet"])
     assert unreadable == [] and bench.figures.scenes == 3 and bench.figures.hand_scenes == 0
-    assert bench.figures.board_accuracy == 1.0 and bench.clear_boards == 1.0
+    assert bench.figures.board_accuracy == 1.0 and bench.figures.clear_boards == 1.0
     assert bench.figures.not_found == 0 and bench.failures == ()
 
 

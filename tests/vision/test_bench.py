@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import Observation, new_game
-from vision.bench import board_errors
+from vision.bench import board_errors, hand_scene_right
 from vision.geometry import load_geometry
 
 GEOMETRY = load_geometry("gobblet")
@@ -36,3 +36,14 @@ def test_a_visible_cell_left_out_away_from_the_hand_is_wrong():
     shown = {k: v for k, v in EMPTY.items() if k != "d4"}
     errors = board_errors(GEOMETRY, EMPTY, {"a1"}, True, _obs(shown, occluded=True))
     assert errors.left_out == ("d4",)
+
+
+def test_a_hand_scene_is_right_when_flagged_or_when_read_right_on_every_cell():
+    piece = new_game("gobblet").cell_from_json({"color": "white", "size": 2})
+    wrong = {**EMPTY, "a1": piece}
+    assert hand_scene_right(EMPTY, {"a1"}, _obs(wrong, occluded=True))  # the referee waits
+    assert hand_scene_right(EMPTY, {"a1"}, _obs(EMPTY))  # nothing the hand hides is misread
+    assert not hand_scene_right(EMPTY, {"a1"}, _obs(wrong))  # a wrong board would be judged
+    partial = {k: v for k, v in wrong.items() if k != "a1"}
+    assert hand_scene_right(EMPTY, {"a1"}, _obs(partial))  # the hidden cell left out
+    assert not hand_scene_right(EMPTY, {"a1", "b1"}, _obs(partial))  # b1 hidden yet reported
