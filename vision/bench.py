@@ -350,7 +350,7 @@ def bench_game(
     domain = _domain(split, zoom)
     right = total = boards_right = false_settled = not_found = hands = 0
     markers_found = markers_visible = 0
-    clear = clear_right = clear_flagged = hand_flagged = 0
+    clear_scenes = clear_right = clear_flagged = hand_flagged = 0
     frame_ms: list[float] = []
     first_ms: list[float] = []
     warp_ms: list[float] = []
@@ -365,7 +365,7 @@ def bench_game(
         visible = [n for n in truth if n not in scene.hidden]
         in_view = visible_markers(scene)
         markers_visible += len(in_view)
-        clear += not scene.occluded
+        clear_scenes += not scene.occluded
         try:
             timed = timed_read(scene.image, geometry, reader)
         except BoardNotFound as exc:
@@ -414,7 +414,7 @@ def bench_game(
         locate_px_p90=float(np.percentile(locate_px, 90)) if locate_px else float("nan"),
         markers_found=markers_found,
         markers_visible=markers_visible,
-        clear_boards=clear_right / clear if clear else float("nan"),
+        clear_boards=clear_right / clear_scenes if clear_scenes else float("nan"),
         clear_flagged=clear_flagged,
         hand_flagged=hand_flagged,
     )

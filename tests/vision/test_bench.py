@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import Observation, new_game
-from vision.bench import board_errors, hand_scene_right
+from vision.bench import bench_game, board_errors, hand_scene_right
 from vision.geometry import load_geometry
 
 GEOMETRY = load_geometry("gobblet")
@@ -47,3 +47,12 @@ def test_a_hand_scene_is_right_when_flagged_or_when_read_right_on_every_cell():
     partial = {k: v for k, v in wrong.items() if k != "a1"}
     assert hand_scene_right(EMPTY, {"a1"}, _obs(partial))  # the hidden cell left out
     assert not hand_scene_right(EMPTY, {"a1", "b1"}, _obs(partial))  # b1 hidden yet reported
+
+
+def test_the_rendered_bench_reports_the_targets_by_the_photos_rule():
+    r = bench_game("gobblet", 4, 2026)  # seeded: three clear scenes, one with a hand
+    assert (r.scenes, r.hand_scenes) == (4, 1)
+    assert 0.0 <= r.clear_boards <= 1.0 and 0 <= r.clear_flagged <= 3
+    assert 0 <= r.hand_flagged <= 1
+    figures = r.to_json()
+    assert {"clear_boards", "clear_flagged", "hand_flagged"} <= figures.keys()
