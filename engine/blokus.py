@@ -254,12 +254,15 @@ def _turn_order(given: Mapping[str, Any], name: str) -> tuple[str, str]:
 class Blokus(Game):
     """Blokus, two-player edition: a 12x12 board, 16 pieces a colour (``blokus.json``).
 
-    Options: ``players`` (2, or the two colours in turn order), ``first`` (default orange),
+    Options: ``players`` (2, or the two colours in turn order), ``first`` (when neither is
+    given, the colour of the first piece placed),
     ``scoring`` ("advanced", the default, or "basic") and ``data`` (another data file).
     """
 
     name = "blokus"
     description = "Blokus, two-player edition: 12x12 board, 16 orange and 16 violet pieces"
+    #: "the youngest player starts": without ``first``, the colour of the first piece decides
+    opening_decides_first = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -351,6 +354,10 @@ class Blokus(Game):
 
     def cell_to_json(self, content: Content) -> Any:
         return content
+
+    def owner(self, content: Content) -> str | None:
+        """A square's colour is its player."""
+        return content if content in PLAYERS else None
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> Iterator[Placement]:

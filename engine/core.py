@@ -150,6 +150,9 @@ class Game(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    #: True when the rulebook names no first player and every piece shows whose it is: with no
+    #: ``first`` option, the first piece placed decides who starts (:meth:`opener`).
+    opening_decides_first: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = dict(options)
@@ -216,6 +219,44 @@ class Game(ABC):
     @abstractmethod
     def parse_move(self, text: str) -> Move:
         """Read a move's notation; :class:`FormatError` if it is not one."""
+
+    def owner(self, content: Content) -> str | None:
+        """The player a cell's content belongs to, when the piece shows it (``None`` if not)."""
+        return None
+
+    @property
+    def first_is_open(self) -> bool:
+        """True while the first player is still to be decided by the first piece placed: the
+        rules leave it open, no ``first`` option was given and nothing was played yet."""
+        return (
+            self.opening_decides_first
+            and self.options.get("first") is None
+            and not isinstance(self.options.get("players"), list | tuple)
+            and not self._history
+        )
+
+    def opener(self, obs: Observation) -> str | None:
+        """While :attr:`first_is_open`: the player whose pieces ``obs`` shows newly placed, when
+        they are all one player's; else ``None``."""
+        if not self.first_is_open or obs.game != self.name:
+            return None
+        view = self.view()
+        owners = {
+            self.owner(seen)
+            for name, seen in obs.cells.items()
+            if name in view and seen != view[name] and seen is not None
+        }
+        if len(owners) != 1:
+            return None
+        (player,) = owners
+        return player if player in self.players else None
+
+    def open_with(self, player: str) -> None:
+        """Let ``player`` start: the game begins again with ``first=player``. Only while
+        :attr:`first_is_open`, else :class:`RefereeError`."""
+        if not self.first_is_open or player not in self.players:
+            raise RefereeError(f"{player} cannot open this game: the first player is decided")
+        type(self).__init__(self, **{**self.options, "first": player})
 
     def random_move(self, rng: random.Random) -> Move | Event:
         """A uniformly random legal move (or the pass/exchange event a stuck player must make);

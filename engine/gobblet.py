@@ -192,10 +192,13 @@ def _names_both_players(players: Any) -> bool:
 
 
 class Gobblet(Game):
-    """Gobblet on a 4x4 board, white against black."""
+    """Gobblet on a 4x4 board, white against black. Options: ``players`` (2, or both colours),
+    ``first`` (when not given, the colour of the first piece placed) and ``data``."""
 
     name = "gobblet"
     description = "Gobblet (Gigamic): line up 4 visible pieces of your colour, gobbling smaller"
+    #: the rulebook names no first colour: without ``first``, the first piece placed decides
+    opening_decides_first = True
 
     def __init__(self, **options: Any) -> None:
         given = {k: v for k, v in options.items() if v is not None}
@@ -283,6 +286,10 @@ class Gobblet(Game):
         ):
             raise FormatError(f"size must be an integer 1..{self.layout.sizes}, got {size!r}")
         return Piece(color, size)
+
+    def owner(self, content: Content) -> str | None:
+        """A piece's colour is its player."""
+        return content.color if isinstance(content, Piece) else None
 
     def cell_to_json(self, content: Content) -> Any:
         """A Piece -> ``{"color": ..., "size": ...}``; ``None`` -> ``null``."""

@@ -76,9 +76,21 @@ class Referee:
         return self.judge(obs)
 
     def judge(self, obs: Observation) -> Outcome:
-        """Judge an observation already in canonical form and apply the move it shows, if any."""
-        mover = self.game.to_move
-        verdict = self.game.infer(obs)
+        """Judge an observation already in canonical form and apply the move it shows, if any.
+
+        While the rules leave the first player open (:attr:`Game.first_is_open`), an opening
+        piece of either player is judged as that player's: a legal one makes them the first."""
+        game = self.game
+        opener = game.opener(obs)
+        if opener is not None:  # the first piece decides who starts (and the record says so)
+            trial = game.copy()
+            trial.open_with(opener)
+            verdict = trial.infer(obs)
+            if verdict.kind != MOVE:  # the reason for that player; nothing is decided yet
+                return self._outcome(verdict, mover=opener)
+            game.open_with(opener)
+        mover = game.to_move
+        verdict = game.infer(obs)
         change: dict[str, int] = {}
         if verdict.kind == MOVE and verdict.move is not None:
             change = self.game.play(verdict.move)

@@ -4,7 +4,8 @@ The journal is a JSON Lines file. Its first line names the game and its options:
 
     {"journal": "tabletop-referee", "version": 1, "game": "gobblet", "options": {}}
 
-then one line per accepted move (``{"move": NOTATION}``) or event (the event's own JSON, as in
+then one line per accepted move (``{"move": NOTATION, "player": WHO}``; the player decides who
+started when the rules leave it to the first piece) or event (the event's own JSON, as in
 ``shared/spec/observation.md``: ``{"event": "pass"}``, ``{"event": "start", "players": 3}``).
 Each line goes to disk with a single write, a flush and an ``os.fsync`` before
 :meth:`Journal.record` returns, so every move the players were shown survives a power cut.
@@ -71,7 +72,7 @@ def entry(outcome: Outcome) -> dict[str, Any] | None:
     """The journal line of an outcome: its accepted move or event, ``None`` for anything else."""
     verdict = outcome.verdict
     if verdict.kind == MOVE and verdict.move is not None:
-        return {"move": str(verdict.move)}
+        return {"move": str(verdict.move), "player": outcome.mover}
     if verdict.kind == EVENT and verdict.event is not None:
         return verdict.event.to_json()
     return None
@@ -181,6 +182,9 @@ def _replay(referee: Referee, item: Any) -> str:
     if "move" in item:
         game = referee.game
         try:
+            player = item.get("player")
+            if player is not None and game.first_is_open:
+                game.open_with(str(player))  # the first piece decided who starts
             game.play(game.parse_move(str(item["move"])))
         except RefereeError as exc:
             return f"move {item['move']!r} cannot be replayed: {exc}"
