@@ -103,6 +103,28 @@ def _zoom(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _positive(text: str) -> float:
+    """A number above 0 (``--fps``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    """A whole number above 0 (``--frames``, ``--dpi``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text!r}")
+    return value
+
+
 def _lazy(module: str, name: str):
     """A command that imports its module only when it runs (keeps ``referee`` start-up light)."""
 
@@ -144,7 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="the appliance: camera, OLED and buttons (Ctrl-C to stop)")
     p.add_argument("--game", choices=list(GAMES), help="default: [game] default in the config")
     p.add_argument("--config", help="TOML file merged over firmware/default_config.toml")
-    p.add_argument("--fps", type=float, default=10.0, help="frames judged per second")
+    p.add_argument("--fps", type=_positive, default=10.0, help="frames judged per second")
+    laptop = p.add_mutually_exclusive_group()
+    laptop.add_argument(
+        "--simulate",
+        choices=list(GAMES),
+        metavar="GAME",
+        help="film a scripted game of GAME on the synthetic table; screens in a window",
+    )
+    laptop.add_argument(
+        "--webcam", type=int, metavar="N", help="USB camera N (0: /dev/video0); screens in a window"
+    )
+    p.add_argument("--frames", type=_positive_int, help="stop after this many frames")
     p.set_defaults(func=_lazy("firmware.appliance", "cmd_run"))
 
     p = sub.add_parser("doctor", help="check camera, markers, display and buttons")

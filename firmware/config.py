@@ -61,7 +61,7 @@ class CameraConfig:
 class DisplayConfig:
     """``[display]``: the OLED, or its emulation off the Pi."""
 
-    driver: str = _choice(*I2C_DRIVERS, "dummy", "capture", "gifanim")
+    driver: str = _choice(*I2C_DRIVERS, "window", "dummy", "capture", "gifanim")
     i2c_port: int = _range(0, 31)
     i2c_address: int = _range(0x03, 0x77)
     rotate: int = _choice(0, 2)

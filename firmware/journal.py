@@ -2,7 +2,8 @@
 
 The journal is a JSON Lines file. Its first line names the game and its options::
 
-    {"journal": "tabletop-referee", "version": 1, "game": "gobblet", "options": {}}
+    {"journal": "tabletop-referee", "version": 1, "game": "gobblet", "options": {},
+     "started": "20261125-203000"}
 
 then one line per accepted move (``{"move": NOTATION, "player": WHO}``; the player decides who
 started when the rules leave it to the first piece) or event (the event's own JSON, as in
@@ -34,6 +35,8 @@ FORMAT = "tabletop-referee"
 VERSION = 1
 #: The journal's file name in the ``[journal] directory``.
 CURRENT = "current.jsonl"
+#: ``time.strftime`` format of a journal's ``started`` time.
+STARTED = "%Y%m%d-%H%M%S"
 
 
 class JournalError(RuntimeError):
@@ -58,6 +61,7 @@ class Resumed:
     referee: Referee
     entries: int
     problems: tuple[Problem, ...]
+    started: str
 
 
 @dataclass(frozen=True)
@@ -79,20 +83,30 @@ def entry(outcome: Outcome) -> dict[str, Any] | None:
 
 
 class Journal:
-    """An append-only journal file; :meth:`create` starts one, :meth:`resume` reads one back."""
+    """An append-only journal file; :meth:`create` starts one, :meth:`resume` reads one back.
 
-    def __init__(self, path: str | Path) -> None:
+    ``started`` is the local time the game began (``YYYYmmdd-HHMMSS``), read from the header by
+    :meth:`resume`; it names the game's record."""
+
+    def __init__(self, path: str | Path, started: str | None = None) -> None:
         self.path = Path(path)
+        self.started = started or time.strftime(STARTED)
         self._file: BinaryIO | None = None
 
     @classmethod
     def create(cls, path: str | Path, game: str, options: Mapping[str, Any]) -> Journal:
         """Start a journal for a new game (atomically replacing any previous one)."""
-        header = {"journal": FORMAT, "version": VERSION, "game": game, "options": dict(options)}
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, _line(header))
-        return cls(path)
+        journal = cls(path)
+        header = {
+            "journal": FORMAT,
+            "version": VERSION,
+            "game": game,
+            "options": dict(options),
+            "started": journal.started,
+        }
+        journal.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(journal.path, _line(header))
+        return journal
 
     def record(self, outcome: Outcome) -> bool:
         """Append the outcome's accepted move or event, durably; False if there is none."""
@@ -115,7 +129,8 @@ class Journal:
             lines = self.path.read_bytes().split(b"\n")
         except OSError as exc:
             raise JournalError(f"cannot read journal {self.path}: {exc.strerror}") from None
-        referee = self._referee(lines[0])
+        referee, started = self._referee(lines[0])
+        self.started = started
         problems: list[Problem] = []
         entries = 0
         for number, raw in enumerate(lines[1:], 2):
@@ -131,7 +146,7 @@ class Journal:
                 problems.append(Problem(number, f"{reason}; skipped"))
             else:
                 entries += 1
-        return Resumed(referee, entries, tuple(problems))
+        return Resumed(referee, entries, tuple(problems), started)
 
     def close(self) -> None:
         """Close the file (appending reopens it)."""
@@ -157,7 +172,7 @@ class Journal:
             self._file = handle
         return self._file
 
-    def _referee(self, raw: bytes) -> Referee:
+    def _referee(self, raw: bytes) -> tuple[Referee, str]:
         try:
             header = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
@@ -169,8 +184,11 @@ class Journal:
             and isinstance(header.get("options", {}), dict)
         ):
             raise JournalError(f"{self.path} has no journal header naming the game")
+        started = header.get("started")
+        if not isinstance(started, str):  # a journal older than the field: its file's time
+            started = time.strftime(STARTED, time.localtime(self.path.stat().st_mtime))
         try:
-            return Referee(header["game"], **header.get("options", {}))
+            return Referee(header["game"], **header.get("options", {})), started
         except (RefereeError, TypeError) as exc:
             raise JournalError(f"{self.path}: cannot start {header['game']}: {exc}") from None
 

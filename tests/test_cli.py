@@ -107,7 +107,8 @@ def test_doctor_says_whether_the_camera_is_too_far(zoom, verdict, tmp_path, caps
     cv2.imwrite(str(folder / "view.png"), scene.image)
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[camera]\nsource = "folder"\npath = "{folder}"\n[display]\ndriver = "dummy"\n',
+        f'[camera]\nsource = "folder"\npath = "{folder}"\n[display]\ndriver = "dummy"\n'
+        f'[journal]\ndirectory = "{tmp_path / "journal"}"\nrecords = "{tmp_path / "records"}"\n',
         encoding="utf-8",
     )
     main(["doctor", "--config", str(config)])
