@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine import GAMES, FormatError, Referee, game_class
+from engine import GAMES, Event, FormatError, Referee, game_class
 from engine.referee import describe
 
 
@@ -21,7 +22,8 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """Feed a JSON Lines file of observations and events through the engine."""
+    """Feed a JSON Lines file of observations and events through the engine; exit 1 when a
+    line could not be read (every other line is still judged)."""
     try:
         referee = Referee(args.game, players=args.players)
     except FormatError as exc:
@@ -32,15 +34,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"referee: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
-    outcome = None
+    except UnicodeDecodeError as exc:
+        print(
+            f"referee: {args.file} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}): expected JSON Lines of observations and events",
+            file=sys.stderr,
+        )
+        return 2
+    unreadable: list[int] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            parsed = referee.read(json.loads(line))
         except json.JSONDecodeError as exc:
-            item = f"line {number} is not JSON ({exc.msg})"
-        outcome = referee.feed(item)
+            problem = f"not JSON ({exc.msg})"
+        except FormatError as exc:
+            problem = str(exc)
+        else:
+            problem = ""
+        if problem:
+            unreadable.append(number)
+            outcome = referee.unreadable(problem)
+        elif isinstance(parsed, Event):
+            outcome = referee.event(parsed)
+        else:
+            outcome = referee.judge(parsed)
         if args.json:
             print(json.dumps(outcome.to_json()), flush=True)
         else:
@@ -50,7 +69,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         scores = ", ".join(f"{p} {s}" for p, s in game.scores.items())
         state = f"winner: {game.winner}" if game.is_over else f"not over, {game.to_move} to move"
         print(f"result: {scores}; {state}")
+    if unreadable:
+        print(f"referee: {_unreadable(args.file, unreadable)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _unreadable(file: str, numbers: list[int]) -> str:
+    """The one line saying which lines of ``file`` could not be read, and the likely fix."""
+    shown = ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
+    text = f"{len(numbers)} line(s) of {file} could not be read (line {shown})"
+    path = Path(file)
+    if path.suffix == ".json":
+        return f"{text}: {path.name} is a game record; replay {path.with_suffix('.jsonl')}"
+    return text
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -160,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mat", help="write a game's printable mat (1:1 scale) or sticker template")
     p.add_argument("game", choices=list(GAMES))
     p.add_argument("--out", required=True, help="FILE.pdf or FILE.png")
-    p.add_argument("--dpi", type=int, default=300, help="print resolution (default 300)")
+    p.add_argument("--dpi", type=_positive_int, default=300, help="print resolution (default 300)")
     p.set_defaults(func=_lazy("vision.mat", "cmd_mat"))
 
     p = sub.add_parser("run", help="the appliance: camera, OLED and buttons (Ctrl-C to stop)")
@@ -240,7 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `referee ... | head`: the reader left before the end
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe
+        print("referee: output closed before the end (broken pipe)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -445,7 +445,7 @@ def test_resign_without_a_player_is_the_player_to_move():
 
 def test_blokus_has_no_exchange_event():
     out = Table().event("exchange")
-    assert out.verdict.kind == ILLEGAL and "no 'exchange' event" in out.verdict.reason
+    assert out.verdict.kind == ILLEGAL and 'no "exchange" event' in out.verdict.reason
 
 
 def test_undo_takes_back_a_move_and_an_end():

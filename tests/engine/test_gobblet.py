@@ -462,7 +462,7 @@ def test_end_is_a_draw_by_agreement_and_resign_lets_the_opponent_win():
 def test_unknown_resigning_player_and_foreign_events_are_refused():
     ref = Referee("gobblet")
     assert ref.feed({"event": "resign", "player": "red"}).verdict.kind == "illegal"
-    assert ref.feed({"event": "exchange"}).verdict.reason == "gobblet has no 'exchange' event"
+    assert ref.feed({"event": "exchange"}).verdict.reason == 'gobblet has no "exchange" event'
 
 
 def test_pass_only_when_no_move_is_possible():
@@ -599,7 +599,7 @@ def test_malformed_cell_is_ambiguous_never_an_exception(cell):
     ("item", "words"),
     [
         ({"game": "chess", "cells": {}}, "observation is of chess"),
-        ({"game": "gobblet", "cells": {"e5": None}}, "unknown cell 'e5'"),
+        ({"game": "gobblet", "cells": {"e5": None}}, 'unknown cell "e5"'),
         ({"game": "gobblet"}, "no 'cells'"),
         ([1, 2], "not a JSON object"),
         ({"event": "shuffle"}, "unknown event"),
