@@ -16,7 +16,7 @@ from .actions import Action, action_for_key
 from .camera import CameraError, open_camera
 from .config import Config, ConfigError, load_config
 from .display import Display, DisplayError, make_device
-from .lock import JournalLock, JournalLockError, check_writable
+from .lock import JournalLockError, claim
 from .loop import RefereeLoop, Report
 
 if TYPE_CHECKING:
@@ -72,19 +72,28 @@ def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+#: ``--simulate``'s subfolder of the ``[journal]`` folders.
+SIMULATED = "simulated"
+
+
 def _laptop(config: Config, args: argparse.Namespace) -> Config:
-    """``--simulate GAME`` (the synthetic table playing GAME) or ``--webcam N`` (a USB camera):
-    the camera they name, and the screens in a window."""
-    camera, game = config.camera, config.game
+    """``--simulate GAME`` (the synthetic table playing GAME, journal and records in a
+    ``simulated`` subfolder) or ``--webcam N`` (a USB camera): the camera they name, and the
+    screens in a window."""
+    camera, game, journal = config.camera, config.game, config.journal
     if args.simulate:
         camera = dataclasses.replace(camera, source="synthetic", synthetic_game=args.simulate)
         game = dataclasses.replace(game, default=args.simulate)
+        # the simulated games never touch the journal and records of the real table
+        journal = dataclasses.replace(
+            journal, directory=journal.directory / SIMULATED, records=journal.records / SIMULATED
+        )
     elif args.webcam is not None:
         camera = dataclasses.replace(camera, source="device", device=args.webcam)
     else:
         return config
     display = dataclasses.replace(config.display, driver="window")
-    return dataclasses.replace(config, camera=camera, display=display, game=game)
+    return dataclasses.replace(config, camera=camera, display=display, game=game, journal=journal)
 
 
 def _window_or_fallback(config: Config) -> tuple[Config, str]:
@@ -111,9 +120,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run the referee until Ctrl-C (or until the systemd service is stopped)."""
     try:
         config, window = _window_or_fallback(_laptop(load_config(args.config), args))
+    except ConfigError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
+    journal_dir = config.journal.directory.expanduser()
+    try:  # before the camera and the OLED: a second referee must not touch the first one's
+        lock = claim(journal_dir, config.journal.records.expanduser())
+    except JournalLockError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
+    try:
         camera = open_camera(config.camera)
         device = make_device(config.display)
-    except (ConfigError, CameraError, DisplayError) as exc:
+    except (CameraError, DisplayError) as exc:
+        lock.release()
         print(f"referee: {exc}", file=sys.stderr)
         return 2
     if window:
@@ -123,22 +143,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     def report(r: Report) -> None:
         print(f"[{r.phase.value}] {r.text}", flush=True)
 
-    try:
-        loop = RefereeLoop(
-            camera,
-            Display(device),
-            game=game,
-            journal_dir=config.journal.directory.expanduser(),
-            records_dir=config.journal.records.expanduser(),
-            frames_dir=config.record.frames_dir(config.journal),
-            alarm=_alarm(config),
-            settle_time=config.vision.settle_seconds,
-            on_report=report,
-        )
-    except JournalLockError as exc:
-        camera.close()
-        print(f"referee: {exc}", file=sys.stderr)
-        return 2
+    loop = RefereeLoop(
+        camera,
+        Display(device),
+        game=game,
+        journal_dir=journal_dir,
+        records_dir=config.journal.records.expanduser(),
+        frames_dir=config.record.frames_dir(config.journal),
+        journal_lock=lock,
+        # the simulated table plays its script from the start: always a new game
+        options=dict(camera.script.options) if args.simulate else None,
+        alarm=_alarm(config),
+        settle_time=config.vision.settle_seconds,
+        on_report=report,
+    )
     buttons, note = (None, "") if config.display.driver == "window" else _buttons(config)
     loop.actions = _actions(camera, buttons, config.display.driver == "window")
     loop.events = getattr(camera, "take_events", list)  # typed by the simulated players
@@ -217,8 +235,7 @@ def _check_journal(config: Config, say: Callable[[bool, str], None]) -> None:
     """The journal and records folders can be written, and no referee holds the journal."""
     directory = config.journal.directory.expanduser()
     try:
-        JournalLock.acquire(directory).release()
-        check_writable(config.journal.records.expanduser(), "records")
+        claim(directory, config.journal.records.expanduser()).release()
     except JournalLockError as exc:
         say(False, f"journal: {exc}")
     else:

@@ -97,6 +97,18 @@ def holder(directory: str | Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def claim(journal: str | Path, records: str | Path) -> JournalLock:
+    """What a referee needs before its game: the journal's lock and a records folder it can
+    write (:class:`JournalLockError` otherwise, with nothing held)."""
+    lock = JournalLock.acquire(journal)
+    try:
+        check_writable(records, "records")
+    except JournalLockError:
+        lock.release()
+        raise
+    return lock
+
+
 def check_writable(directory: str | Path, what: str) -> None:
     """Create ``directory`` if needed and make sure a file can be written there;
     :class:`JournalLockError` naming ``what`` (e.g. "records") otherwise."""

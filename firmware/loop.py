@@ -43,7 +43,7 @@ from . import screens
 from .actions import Action, Menu, MenuItem
 from .camera import ENDED
 from .journal import CURRENT, Journal, JournalError, save_record
-from .lock import JournalLock, check_writable
+from .lock import JournalLock, claim
 from .recorder import FrameRecorder
 
 
@@ -84,7 +84,8 @@ class RefereeLoop:
     ``read``, or a keyboard/simulator); ``events`` one returning button events with data typed
     in (the simulated table's), applied after each frame; ``alarm`` is optional (buzzer/LED).
     With ``frames_dir`` the frame of every accepted position is saved there with its truth
-    (:mod:`.recorder`).
+    (:mod:`.recorder`). The loop holds the journal's lock (:mod:`.lock`) until :meth:`close`:
+    ``journal_lock`` when the caller took it already, else it takes it (``JournalLockError``).
     """
 
     #: Seconds without a board before the screen says so (a hand over every marker is brief).
@@ -102,6 +103,7 @@ class RefereeLoop:
         journal_dir: str | Path = "out/journal",
         records_dir: str | Path = "out/records",
         frames_dir: str | Path | None = None,
+        journal_lock: JournalLock | None = None,
         actions: Callable[[], Action | None] | None = None,
         events: Callable[[], list[Event]] | None = None,
         alarm: Any = None,
@@ -117,12 +119,7 @@ class RefereeLoop:
         self.journal_dir = Path(journal_dir)
         self.records_dir = Path(records_dir)
         # one referee per journal, and no game started that could not be saved
-        self._lock = JournalLock.acquire(self.journal_dir)
-        try:
-            check_writable(self.records_dir, "records")
-        except Exception:
-            self._lock.release()
-            raise
+        self._lock = journal_lock or claim(self.journal_dir, self.records_dir)
         self.recorder = FrameRecorder(frames_dir) if frames_dir is not None else None
         self.game_name = game
         self.vision = VisionPipeline(game, settle_time=settle_time)
@@ -139,11 +136,12 @@ class RefereeLoop:
         self._now = 0.0
         self.problems: tuple[str, ...] = ()
         if game is not None:
-            self._open_game(game, options or None)
+            self._open_game(game, options)
 
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
-        """Resume the journalled game of ``game`` if there is one, else start a new one."""
+        """Resume the journalled game of ``game`` if there is one (``options`` None), else start
+        a new one."""
         path = self.journal_dir / CURRENT
         if options is None and path.exists():
             try:

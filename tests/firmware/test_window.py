@@ -42,9 +42,12 @@ def _args(**given: object) -> argparse.Namespace:
 
 
 def test_simulate_and_webcam_need_no_config_file():
-    config = _laptop(load_config(), _args(simulate="blokus-duo"))
+    defaults = load_config()
+    config = _laptop(defaults, _args(simulate="blokus-duo"))
     assert (config.camera.source, config.camera.synthetic_game) == ("synthetic", "blokus-duo")
     assert config.game.default == "blokus-duo" and config.display.driver == "window"
+    assert config.journal.directory == defaults.journal.directory / "simulated"
+    assert config.journal.records == defaults.journal.records / "simulated"
     config = _laptop(load_config(), _args(webcam=1))
     assert (config.camera.source, config.camera.device) == ("device", 1)
     assert config.display.driver == "window"
