@@ -241,10 +241,7 @@ class Game(ABC):
         """True while the first player is still to be decided by the first piece placed: the
         rules leave it open, no ``first`` option was given and nothing was played yet."""
         return (
-            self.opening_decides_first
-            and self.options.get("first") is None
-            and not isinstance(self.options.get("players"), list | tuple)
-            and not self._history
+            self.opening_decides_first and self.options.get("first") is None and not self._history
         )
 
     def opener(self, obs: Observation) -> str | None:

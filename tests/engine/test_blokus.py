@@ -696,3 +696,13 @@ def test_scores_equal_a_recount_of_the_final_board(seed, name, scoring):
     best = (min if scoring == "basic" else max)(expected.values())
     leaders = [c for c in COLOURS if expected[c] == best]
     assert out.winner == (leaders[0] if len(leaders) == 1 else DRAW)
+
+
+def test_a_players_list_names_no_first_player():
+    """The spec's start event lists the players; only ``first`` says who begins."""
+    table = Table(players=["orange", "violet"])
+    assert table.place("violet", "d9").verdict.kind == MOVE
+    assert table.referee.game.players == ("violet", "orange")
+    assert Table(players=["orange", "violet"], first="orange").place(
+        "violet", "d9"
+    ).verdict.reason == ("it is orange's turn")
