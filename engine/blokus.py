@@ -39,6 +39,7 @@ from .core import (
     Observation,
     RefereeError,
     Verdict,
+    shown,
 )
 from .data import load
 from .grid import parse_square, square_names
@@ -244,22 +245,25 @@ def _turn_order(given: Mapping[str, Any], name: str) -> tuple[str, str]:
     elif players == 2 and type(players) is int:
         order = PLAYERS
     else:
-        raise FormatError(f"{name} is for 2 players, orange and violet, not {players!r}")
+        raise FormatError(f"{name} is for 2 players, orange and violet, not {shown(players)}")
     first = given.get("first", order[0])
     if first not in PLAYERS:
-        raise FormatError(f"first player must be orange or violet, not {first!r}")
+        raise FormatError(f"first player must be orange or violet, not {shown(first)}")
     return (first, order[1] if first == order[0] else order[0])
 
 
 class Blokus(Game):
     """Blokus, two-player edition: a 12x12 board, 16 pieces a colour (``blokus.json``).
 
-    Options: ``players`` (2, or the two colours in turn order), ``first`` (default orange),
+    Options: ``players`` (2, or the two colours in turn order), ``first`` (when neither is
+    given, the colour of the first piece placed),
     ``scoring`` ("advanced", the default, or "basic") and ``data`` (another data file).
     """
 
     name = "blokus"
     description = "Blokus, two-player edition: 12x12 board, 16 orange and 16 violet pieces"
+    #: "the youngest player starts": without ``first``, the colour of the first piece decides
+    opening_decides_first = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -271,7 +275,7 @@ class Blokus(Game):
             raise FormatError(f"{self.name} has no teams")
         self.scoring = given.get("scoring", "advanced")
         if self.scoring not in SCORINGS:
-            raise FormatError(f"scoring must be advanced or basic, not {self.scoring!r}")
+            raise FormatError(f"scoring must be advanced or basic, not {shown(self.scoring)}")
         self._players = _turn_order(given, self.name)
         data = given.get("data")
         self.edition = edition(self.name, None if data is None else str(data))
@@ -347,10 +351,14 @@ class Blokus(Game):
     def cell_from_json(self, value: Any) -> Content:
         if value is None or value in PLAYERS:
             return value
-        raise FormatError(f'expected "orange", "violet" or null, got {value!r}')
+        raise FormatError(f'expected "orange", "violet" or null, got {shown(value)}')
 
     def cell_to_json(self, content: Content) -> Any:
         return content
+
+    def owner(self, content: Content) -> str | None:
+        """A square's colour is its player."""
+        return content if content in PLAYERS else None
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> Iterator[Placement]:
@@ -459,16 +467,16 @@ class Blokus(Game):
         """Read ``PIECE@SQUARE,SQUARE,...`` (squares in any order), e.g. ``T5@d9,e9,f9,e8,e7``."""
         piece, at, rest = text.strip().partition("@")
         if not at or not piece or not rest:
-            raise FormatError(f"not a Blokus move: {text!r} (expected e.g. T5@d9,e9,f9,e8,e7)")
+            raise FormatError(f"not a Blokus move: {shown(text)} (expected e.g. T5@d9,e9,f9,e8,e7)")
         if piece not in self.edition.piece_names:
             known = ", ".join(self.edition.piece_names)
-            raise FormatError(f"unknown piece {piece!r}; the {self.name} pieces are {known}")
+            raise FormatError(f"unknown piece {shown(piece)}; the {self.name} pieces are {known}")
         squares = [square.strip() for square in rest.split(",")]
         for square in squares:
             if square not in self.edition.bit:
-                raise FormatError(f"{square!r} is not a square of the {self.name} board")
+                raise FormatError(f"{shown(square)} is not a square of the {self.name} board")
         if len(set(squares)) != len(squares):
-            raise FormatError(f"a square is listed twice in {text!r}")
+            raise FormatError(f"a square is listed twice in {shown(text)}")
         return Placement(piece, tuple(squares))
 
     # ----------------------------------------------------------------- inference
@@ -503,7 +511,12 @@ class Blokus(Game):
     def handle(self, event: Event) -> Verdict:
         """Events as in :meth:`Game.handle`; a ``pass`` pressed by a player who cannot move is
         acknowledged without changing anything (the referee already passed for them)."""
-        if event.name == "pass" and event.player in self._players and event.player != self.to_move:
+        if (
+            event.name == "pass"
+            and not self.is_over
+            and event.player in self._players
+            and event.player != self.to_move
+        ):
             i = self._players.index(event.player)
             if next(self._fits(self.state, i), None) is None:
                 return Verdict(EVENT, event=event, reason=f"{event.player} cannot move: passed")
@@ -514,7 +527,7 @@ class Blokus(Game):
             # a player who cannot place a piece is passed automatically, so to_move always can
             return Verdict.illegal(f"{self.to_move} can still place a piece")
         if event.name == "resign" and event.player not in (None, *self._players):
-            return Verdict.illegal(f"unknown player {event.player!r}")
+            return Verdict.illegal(f"unknown player {shown(event.player)}")
         if event.name in ("end", "resign"):
             return None
         return super()._check_event(event)

@@ -13,6 +13,7 @@ it. Moves are small frozen value objects whose ``str()`` is their notation; each
 from __future__ import annotations
 
 import copy
+import json
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping
@@ -34,6 +35,15 @@ DRAW = "draw"
 
 Content = Hashable
 """A cell's content in the game's own canonical form (``None`` is an empty cell)."""
+
+
+def shown(value: Any) -> str:
+    """A value from the input as the players wrote it, in JSON (``null``, ``true``, ``"a1"``),
+    for messages: never a Python repr."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:  # a circular structure: cannot come from JSON
+        return str(value)
 
 
 class RefereeError(ValueError):
@@ -92,10 +102,12 @@ class Event:
         """Read ``{"event": NAME, ...}``; raises :class:`FormatError` on an unknown name."""
         name = obj.get("event")
         if name not in EVENT_NAMES:
-            raise FormatError(f"unknown event {name!r}; expected one of {', '.join(EVENT_NAMES)}")
+            raise FormatError(
+                f"unknown event {shown(name)}; expected one of {', '.join(EVENT_NAMES)}"
+            )
         player = obj.get("player")
         if player is not None and not isinstance(player, str):
-            raise FormatError(f"event player must be a name, got {player!r}")
+            raise FormatError(f"event player must be a name, got {shown(player)}")
         data = {k: v for k, v in obj.items() if k not in ("event", "player")}
         return cls(name, player, data)
 
@@ -150,6 +162,9 @@ class Game(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    #: True when the rulebook names no first player and every piece shows whose it is: with no
+    #: ``first`` option, the first piece placed decides who starts (:meth:`opener`).
+    opening_decides_first: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = dict(options)
@@ -217,6 +232,41 @@ class Game(ABC):
     def parse_move(self, text: str) -> Move:
         """Read a move's notation; :class:`FormatError` if it is not one."""
 
+    def owner(self, content: Content) -> str | None:
+        """The player a cell's content belongs to, when the piece shows it (``None`` if not)."""
+        return None
+
+    @property
+    def first_is_open(self) -> bool:
+        """True while the first player is still to be decided by the first piece placed: the
+        rules leave it open, no ``first`` option was given and nothing was played yet."""
+        return (
+            self.opening_decides_first and self.options.get("first") is None and not self._history
+        )
+
+    def opener(self, obs: Observation) -> str | None:
+        """While :attr:`first_is_open`: the player whose pieces ``obs`` shows newly placed, when
+        they are all one player's; else ``None``."""
+        if not self.first_is_open or obs.game != self.name:
+            return None
+        view = self.view()
+        owners = {
+            self.owner(seen)
+            for name, seen in obs.cells.items()
+            if name in view and seen != view[name] and seen is not None
+        }
+        if len(owners) != 1:
+            return None
+        (player,) = owners
+        return player if player in self.players else None
+
+    def open_with(self, player: str) -> None:
+        """Let ``player`` start: the game begins again with ``first=player``. Only while
+        :attr:`first_is_open`, else :class:`RefereeError`."""
+        if not self.first_is_open or player not in self.players:
+            raise RefereeError(f"{player} cannot open this game: the first player is decided")
+        type(self).__init__(self, **{**self.options, "first": player})
+
     def random_move(self, rng: random.Random) -> Move | Event:
         """A uniformly random legal move (or the pass/exchange event a stuck player must make);
         used by random playouts, benchmarks and tests. Games override it with faster ones."""
@@ -278,13 +328,13 @@ class Game(ABC):
                 return Verdict.illegal("nothing to undo")
             self.undo()
             return Verdict(EVENT, event=event)
-        if event.player is not None and event.name in ("pass", "exchange"):
-            if event.player not in self.players:
-                return Verdict.illegal(f"unknown player {event.player!r}")
-            if event.player != self.to_move:
-                return Verdict.illegal(f"it is {self.to_move}'s turn, not {event.player}'s")
         if self.is_over and event.name != "end":
             return Verdict.illegal("the game is over")
+        if event.player is not None and event.name in ("pass", "exchange"):
+            if event.player not in self.players:
+                return Verdict.illegal(f"unknown player {shown(event.player)}")
+            if event.player != self.to_move:
+                return Verdict.illegal(f"it is {self.to_move}'s turn, not {event.player}'s")
         problem = self._check_event(event)
         if problem is not None:
             return problem
@@ -294,7 +344,7 @@ class Game(ABC):
 
     def _check_event(self, event: Event) -> Verdict | None:
         """``None`` when ``event`` is acceptable now; games override to allow their events."""
-        return Verdict.illegal(f"{self.name} has no {event.name!r} event")
+        return Verdict.illegal(f"{self.name} has no {shown(event.name)} event")
 
     def _apply_event(self, event: Event) -> None:
         """Change ``self.state`` by an accepted event."""
@@ -310,11 +360,20 @@ class Game(ABC):
         cells: dict[str, Content] = {}
         for name, value in cells_json.items():
             if name not in known:
-                raise FormatError(f"unknown cell {name!r} for {self.name}")
+                raise FormatError(f"unknown cell {shown(name)} for {self.name}")
             try:
                 cells[name] = self.cell_from_json(value)
             except FormatError as exc:
                 raise FormatError(f"{name}: {exc}") from None
+        partial = obj.get("partial", False)
+        if not isinstance(partial, bool):
+            raise FormatError(f"'partial' must be true or false, got {shown(partial)}")
+        missing = [name for name in self.cell_names if name not in cells]
+        if missing and not partial:
+            raise FormatError(
+                f"{len(missing)} cells missing ({', '.join(missing[:3])}"
+                f'{", ..." if len(missing) > 3 else ""}) without "partial": true'
+            )
         confidence = obj.get("confidence") or {}
         if not isinstance(confidence, Mapping):
             raise FormatError("'confidence' must map cell names to numbers")
@@ -322,7 +381,7 @@ class Game(ABC):
         return Observation(
             game=str(obj.get("game", self.name)),
             cells=cells,
-            partial=bool(obj.get("partial", False)),
+            partial=partial,
             occluded=bool(obj.get("occluded", False)),
             confidence=dict(confidence),
             t=float(t) if isinstance(t, int | float) else None,
@@ -394,7 +453,7 @@ class Game(ABC):
     def from_record(cls, record: Mapping[str, Any]) -> Game:
         """Rebuild a game by replaying a record made by :meth:`to_record`."""
         if record.get("game") != cls.name:
-            raise FormatError(f"record is of {record.get('game')!r}, not {cls.name}")
+            raise FormatError(f"record is of {shown(record.get('game'))}, not {cls.name}")
         game = cls(**dict(record.get("options") or {}))
         for i, action in enumerate(record.get("actions") or []):
             try:
@@ -405,5 +464,5 @@ class Game(ABC):
                 else:
                     game.play(game.parse_move(str(action)))
             except RefereeError as exc:
-                raise FormatError(f"record action {i + 1} ({action!r}): {exc}") from None
+                raise FormatError(f"record action {i + 1} ({shown(action)}): {exc}") from None
         return game

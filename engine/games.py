@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from .core import FormatError, Game
+from .core import FormatError, Game, shown
 
 #: game name -> "module:Class", imported on first use.
 GAMES: dict[str, str] = {
@@ -22,7 +22,7 @@ def game_class(name: str) -> type[Game]:
     try:
         module_name, class_name = GAMES[name].split(":")
     except KeyError:
-        raise FormatError(f"unknown game {name!r}; known games: {', '.join(GAMES)}") from None
+        raise FormatError(f"unknown game {shown(name)}; known games: {', '.join(GAMES)}") from None
     return getattr(import_module(module_name), class_name)
 
 

@@ -39,6 +39,7 @@ from .core import (
     Observation,
     RefereeError,
     Verdict,
+    shown,
 )
 from .grid import square_names
 
@@ -192,27 +193,32 @@ def _names_both_players(players: Any) -> bool:
 
 
 class Gobblet(Game):
-    """Gobblet on a 4x4 board, white against black."""
+    """Gobblet on a 4x4 board, white against black. Options: ``players`` (2, or both colours),
+    ``first`` (when not given, the colour of the first piece placed) and ``data``."""
 
     name = "gobblet"
     description = "Gobblet (Gigamic): line up 4 visible pieces of your colour, gobbling smaller"
+    #: the rulebook names no first colour: without ``first``, the first piece placed decides
+    opening_decides_first = True
 
     def __init__(self, **options: Any) -> None:
         given = {k: v for k, v in options.items() if v is not None}
         super().__init__(**given)
         unknown = sorted(set(given) - set(OPTIONS))
         if unknown:
-            raise FormatError(f"gobblet has no option {unknown[0]!r}; known: players, first, data")
+            raise FormatError(
+                f"gobblet has no option {shown(unknown[0])}; known: players, first, data"
+            )
         players = given.get("players", 2)
         if players != 2 and not _names_both_players(players):
-            raise FormatError(f"gobblet is for 2 players, white and black; got {players!r}")
+            raise FormatError(f"gobblet is for 2 players, white and black; got {shown(players)}")
         if given.get("teams"):
             raise FormatError("gobblet is played one against one: no teams")
         if "scoring" in given:
             raise FormatError("gobblet has no scoring variants")
         first = given.get("first", PLAYERS[0])
         if first not in PLAYERS:
-            raise FormatError(f"the first player must be white or black, got {first!r}")
+            raise FormatError(f"the first player must be white or black, got {shown(first)}")
         path = given.get("data")
         self.layout = load_layout(None if path is None else str(path))
         self._order = (first, OPPONENT[first])
@@ -272,17 +278,21 @@ class Gobblet(Game):
         if value is None:
             return None
         if not isinstance(value, Mapping) or set(value) != {"color", "size"}:
-            raise FormatError(f'expected null or {{"color": ..., "size": ...}}, got {value!r}')
+            raise FormatError(f'expected null or {{"color": ..., "size": ...}}, got {shown(value)}')
         color, size = value["color"], value["size"]
         if color not in PLAYERS:
-            raise FormatError(f"unknown colour {color!r}; expected white or black")
+            raise FormatError(f"unknown colour {shown(color)}; expected white or black")
         if (
             not isinstance(size, int)
             or isinstance(size, bool)
             or not 1 <= size <= self.layout.sizes
         ):
-            raise FormatError(f"size must be an integer 1..{self.layout.sizes}, got {size!r}")
+            raise FormatError(f"size must be an integer 1..{self.layout.sizes}, got {shown(size)}")
         return Piece(color, size)
+
+    def owner(self, content: Content) -> str | None:
+        """A piece's colour is its player."""
+        return content.color if isinstance(content, Piece) else None
 
     def cell_to_json(self, content: Content) -> Any:
         """A Piece -> ``{"color": ..., "size": ...}``; ``None`` -> ``null``."""
@@ -329,16 +339,16 @@ class Gobblet(Game):
         if m := _PLACE.fullmatch(text):
             size = int(m[1])
             if not 1 <= size <= self.layout.sizes:
-                raise FormatError(f"{text!r}: sizes are 1..{self.layout.sizes}")
+                raise FormatError(f"{shown(text)}: sizes are 1..{self.layout.sizes}")
             return Place(size, self._square(m[2]))
         if m := _SHIFT.fullmatch(text):
             return Shift(self._square(m[1]), self._square(m[2]))
-        raise FormatError(f"not a gobblet move: {text!r} (expected e.g. 3@b2 or a1-b2)")
+        raise FormatError(f"not a gobblet move: {shown(text)} (expected e.g. 3@b2 or a1-b2)")
 
     def _square(self, name: str) -> str:
         if name not in self.layout.index:
             raise FormatError(
-                f"no square {name!r} on the {self.layout.side}x{self.layout.side} board"
+                f"no square {shown(name)} on the {self.layout.side}x{self.layout.side} board"
             )
         return name
 
@@ -469,7 +479,7 @@ class Gobblet(Game):
             return None
         if event.name == "resign":
             if event.player is not None and event.player not in PLAYERS:
-                return Verdict.illegal(f"unknown player {event.player!r}")
+                return Verdict.illegal(f"unknown player {shown(event.player)}")
             return None
         if event.name == "end":
             return None
@@ -513,7 +523,7 @@ class Gobblet(Game):
                 f"{square}: pieces vanished; played pieces never leave the board", square
             )
         if not isinstance(seen, Piece) or seen.color not in PLAYERS:
-            return Verdict.ambiguous(f"{square}: not a gobblet piece: {seen!r}", square)
+            return Verdict.ambiguous(f"{square}: not a gobblet piece: {shown(seen)}", square)
         if seen.color != self.state.to_move:
             return Verdict.illegal(f"it is {self.state.to_move}'s turn", square)
         move = Place(seen.size, square)

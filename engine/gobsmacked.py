@@ -37,6 +37,7 @@ from .core import (
     Observation,
     RefereeError,
     Verdict,
+    shown,
 )
 
 PLAYERS = ("p1", "p2")
@@ -236,10 +237,12 @@ class Gobsmacked(Game):
         if "teams" in given or "scoring" in given:
             raise FormatError("gobsmacked has no teams and no scoring variants")
         if given.get("players", 2) not in (2, list(PLAYERS), PLAYERS):
-            raise FormatError(f"gobsmacked is for 2 players (p1, p2), got {given['players']!r}")
+            raise FormatError(
+                f"gobsmacked is for 2 players (p1, p2), got {shown(given['players'])}"
+            )
         first = given.get("first", PLAYERS[0])
         if first not in PLAYERS:
-            raise FormatError(f"first player must be p1 or p2, got {first!r}")
+            raise FormatError(f"first player must be p1 or p2, got {shown(first)}")
         self.box = load_box(given.get("data"))
         self._first = PLAYERS.index(first)
         self.state = GobsmackedState([None] * len(self.box.holes), [0] * len(PLAYERS), 0)
@@ -292,7 +295,7 @@ class Gobsmacked(Game):
         if value is None or (isinstance(value, str) and value in self.box.by_name):
             return value
         raise FormatError(
-            f"not a gobsmacked token: {value!r}; expected null or one of "
+            f"not a gobsmacked token: {shown(value)}; expected null or one of "
             + ", ".join(self.box.by_name)
         )
 
@@ -375,10 +378,10 @@ class Gobsmacked(Game):
         """Why ``place`` cannot happen whatever the rules of the moment, or None."""
         kind = self.box.by_code.get(place.token)
         if kind is None:
-            return f"unknown token code {place.token!r}"
+            return f"unknown token code {shown(place.token)}"
         i = self.box.index.get(place.hole)
         if i is None:
-            return f"there is no hole {place.hole!r}"
+            return f"there is no hole {shown(place.hole)}"
         if self.state.board[i] is not None:
             return f"{place.hole} already holds a {self.state.board[i]}"
         if remaining[kind.name] <= 0:
@@ -459,7 +462,7 @@ class Gobsmacked(Game):
         parts = text.strip().split("+")
         if len(parts) > len(self.box.opening):
             raise FormatError(
-                f"not a gobsmacked move: {text!r} (at most {len(self.box.opening)} tokens)"
+                f"not a gobsmacked move: {shown(text)} (at most {len(self.box.opening)} tokens)"
             )
         places = tuple(self._parse_place(part) for part in parts)
         return places[0] if len(places) == 1 else Opening(places)
@@ -468,8 +471,8 @@ class Gobsmacked(Game):
         code, at, hole = text.partition("@")
         if not at or code not in self.box.by_code or hole not in self.box.index:
             raise FormatError(
-                f"not a gobsmacked placement: {text!r}; expected CODE@HOLE like WS@c3, CODE one "
-                "of " + ", ".join(self.box.by_code)
+                f"not a gobsmacked placement: {shown(text)}; expected CODE@HOLE like WS@c3, "
+                "CODE one of " + ", ".join(self.box.by_code)
             )
         return Place(code, hole)
 
@@ -524,7 +527,7 @@ class Gobsmacked(Game):
     # ----------------------------------------------------------------- events
     def _check_event(self, event: Event) -> Verdict | None:
         if event.name == "resign" and event.player not in (None, *PLAYERS):
-            return Verdict.illegal(f"unknown player {event.player!r}")
+            return Verdict.illegal(f"unknown player {shown(event.player)}")
         if event.name in ("resign", "end"):
             return None
         return super()._check_event(event)

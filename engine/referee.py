@@ -19,6 +19,7 @@ from .core import (
     Game,
     Observation,
     Verdict,
+    shown,
 )
 from .games import new_game
 
@@ -64,21 +65,47 @@ class Referee:
         self.game: Game = new_game(game_name, **self.defaults)
 
     def feed(self, item: Any) -> Outcome:
-        """Judge one parsed JSON item (observation or event) and apply it when accepted."""
-        if not isinstance(item, Mapping):
-            return self._outcome(Verdict.ambiguous("not a JSON object"))
+        """Judge one parsed JSON item (observation or event) and apply it when accepted; an
+        item :meth:`read` refuses is an ``ambiguous`` outcome (:meth:`unreadable`)."""
         try:
-            if "event" in item:
-                return self._event(Event.from_json(item))
-            obs = self.game.observation_from_json(item)
+            parsed = self.read(item)
         except FormatError as exc:
-            return self._outcome(Verdict.ambiguous(f"unreadable: {exc}"))
-        return self.judge(obs)
+            return self.unreadable(str(exc))
+        return self.event(parsed) if isinstance(parsed, Event) else self.judge(parsed)
+
+    def read(self, item: Any) -> Observation | Event:
+        """One parsed JSON item as an event or an observation of this game;
+        :class:`FormatError` saying why it is neither."""
+        if not isinstance(item, Mapping):
+            raise FormatError("not a JSON object")
+        if "event" in item:
+            return Event.from_json(item)
+        game = item.get("game", self.game_name)
+        if game != self.game_name:
+            seen = game if isinstance(game, str) else shown(game)
+            raise FormatError(f"observation is of {seen}, the game is {self.game_name}")
+        return self.game.observation_from_json(item)
+
+    def unreadable(self, reason: str) -> Outcome:
+        """The outcome of an item that could not be read (nothing changes)."""
+        return self._outcome(Verdict.ambiguous(f"unreadable: {reason}"))
 
     def judge(self, obs: Observation) -> Outcome:
-        """Judge an observation already in canonical form and apply the move it shows, if any."""
-        mover = self.game.to_move
-        verdict = self.game.infer(obs)
+        """Judge an observation already in canonical form and apply the move it shows, if any.
+
+        While the rules leave the first player open (:attr:`Game.first_is_open`), an opening
+        piece of either player is judged as that player's: a legal one makes them the first."""
+        game = self.game
+        opener = game.opener(obs)
+        if opener is not None:  # the first piece decides who starts (and the record says so)
+            trial = game.copy()
+            trial.open_with(opener)
+            verdict = trial.infer(obs)
+            if verdict.kind != MOVE:  # the reason for that player; nothing is decided yet
+                return self._outcome(verdict, mover=opener)
+            game.open_with(opener)
+        mover = game.to_move
+        verdict = game.infer(obs)
         change: dict[str, int] = {}
         if verdict.kind == MOVE and verdict.move is not None:
             change = self.game.play(verdict.move)

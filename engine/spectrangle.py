@@ -42,6 +42,7 @@ from .core import (
     Observation,
     RefereeError,
     Verdict,
+    shown,
 )
 
 Edges = tuple[str, str, str]
@@ -119,7 +120,7 @@ class Box:
         self.piece_of: dict[Edges, str] = {}
         for code in self.values:
             if len(code) != 3 or not set(code) <= set(COLOURS):
-                raise FormatError(f"spectrangle data: bad piece code {code!r}")
+                raise FormatError(f"spectrangle data: bad piece code {shown(code)}")
             if "".join(sorted(code)) in self._by_letters:
                 raise FormatError(f"spectrangle data: two pieces have the colours of {code}")
             self._by_letters["".join(sorted(code))] = code
@@ -178,7 +179,9 @@ def sides_of(players: tuple[str, ...], teams: Any) -> tuple[tuple[str, ...], dic
             if isinstance(team, list | tuple) and all(isinstance(p, str) for p in team)
         }
         if len(teams) != 2 or given != {frozenset(team) for team in TEAMS}:
-            raise FormatError(f"teams are p1+p3 and p2+p4 (partners sit opposite), not {teams!r}")
+            raise FormatError(
+                f"teams are p1+p3 and p2+p4 (partners sit opposite), not {shown(teams)}"
+            )
     return tuple("+".join(team) for team in TEAMS), {p: i for i, t in enumerate(TEAMS) for p in t}
 
 
@@ -215,14 +218,14 @@ class Spectrangle(Game):
         given = {k: v for k, v in options.items() if v is not None}
         for key in given:
             if key not in OPTIONS:
-                raise FormatError(f"spectrangle has no {key!r} option")
+                raise FormatError(f"spectrangle has no {shown(key)} option")
         self.box = load_box(given.get("data"))
         teams = given.get("teams", False)
         count = given.get("players", 4 if teams else 2)
         if isinstance(count, bool) or not isinstance(count, int) or not 2 <= count <= 4:
-            raise FormatError(f"spectrangle is for 2 to 4 players, not {count!r}")
+            raise FormatError(f"spectrangle is for 2 to 4 players, not {shown(count)}")
         if not isinstance(teams, bool | list | tuple):
-            raise FormatError(f"teams must be true or two lists of players, not {teams!r}")
+            raise FormatError(f"teams must be true or two lists of players, not {shown(teams)}")
         self._players = tuple(f"p{i}" for i in range(1, count + 1))
         self._sides, self._side_of = sides_of(self._players, teams)
         first = given.get("first", self._players[0])
@@ -297,12 +300,14 @@ class Spectrangle(Game):
         if value is None:
             return None
         if not isinstance(value, Mapping) or set(value) != set(SIDES):
-            raise FormatError(f'a piece is {{"left": C, "right": C, "base": C}}, not {value!r}')
+            raise FormatError(
+                f'a piece is {{"left": C, "right": C, "base": C}}, not {shown(value)}'
+            )
         try:
             return tuple(LETTERS[value[side]] for side in SIDES)  # type: ignore[return-value]
         except (KeyError, TypeError):
             names = " ".join(COLOURS.values())
-            raise FormatError(f"edge colours are {names}, not {value!r}") from None
+            raise FormatError(f"edge colours are {names}, not {shown(value)}") from None
 
     def cell_to_json(self, content: Edges | None) -> dict[str, str] | None:
         """Edge colour letters -> ``{"left": C, "right": C, "base": C}``."""
@@ -315,7 +320,7 @@ class Spectrangle(Game):
         """``RGY@17``: the left, right and base edge colours, then the cell."""
         found = NOTATION.fullmatch(text.strip().upper())
         if found is None:
-            raise FormatError(f"not a Spectrangle move: {text!r} (expected e.g. RGY@17)")
+            raise FormatError(f"not a Spectrangle move: {shown(text)} (expected e.g. RGY@17)")
         cell = int(found[2])
         if cell >= self.box.size:
             raise FormatError(f"there is no cell {cell}")
@@ -462,7 +467,7 @@ class Spectrangle(Game):
             return None if self.bag else Verdict.illegal("the bag is empty: nothing to exchange")
         if event.name == "resign":
             if event.player is not None and event.player not in self._players:
-                return Verdict.illegal(f"unknown player {event.player!r}")
+                return Verdict.illegal(f"unknown player {shown(event.player)}")
             return None
         if event.name == "end":
             if self.state.ended:
@@ -501,7 +506,7 @@ class Spectrangle(Game):
         hands: dict[str, list[str]] = {}
         for player, codes in remaining.items():
             if player not in self._players:
-                raise FormatError(f"unknown player {player!r}")
+                raise FormatError(f"unknown player {shown(player)}")
             if not isinstance(codes, list | tuple) or not all(isinstance(c, str) for c in codes):
                 raise FormatError(f'{player}\'s pieces must be a list of codes like "RRY"')
             if len(codes) > self.box.hand:
@@ -512,7 +517,7 @@ class Spectrangle(Game):
             for text in codes:
                 code = self.box.code(text)
                 if code is None:
-                    raise FormatError(f"{player} holds {text!r}: there is no such piece")
+                    raise FormatError(f"{player} holds {shown(text)}: there is no such piece")
                 if code in self.state.placed:
                     raise FormatError(
                         f"{player} holds {code}, which is on the board at {self.state.placed[code]}"

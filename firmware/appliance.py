@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import signal
 import sys
 import threading
@@ -15,6 +16,7 @@ from .actions import Action, action_for_key
 from .camera import CameraError, open_camera
 from .config import Config, ConfigError, load_config
 from .display import Display, DisplayError, make_device
+from .lock import JournalLockError, claim
 from .loop import RefereeLoop, Report
 
 if TYPE_CHECKING:
@@ -70,18 +72,72 @@ def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+#: ``--simulate``'s subfolder of the ``[journal]`` folders.
+SIMULATED = "simulated"
+
+
+def _laptop(config: Config, args: argparse.Namespace) -> Config:
+    """``--simulate GAME`` (the synthetic table playing GAME, journal and records in a
+    ``simulated`` subfolder) or ``--webcam N`` (a USB camera): the camera they name, and the
+    screens in a window."""
+    camera, game, journal = config.camera, config.game, config.journal
+    if args.simulate:
+        camera = dataclasses.replace(camera, source="synthetic", synthetic_game=args.simulate)
+        game = dataclasses.replace(game, default=args.simulate)
+        # the simulated games never touch the journal and records of the real table
+        journal = dataclasses.replace(
+            journal, directory=journal.directory / SIMULATED, records=journal.records / SIMULATED
+        )
+    elif args.webcam is not None:
+        camera = dataclasses.replace(camera, source="device", device=args.webcam)
+    else:
+        return config
+    display = dataclasses.replace(config.display, driver="window")
+    return dataclasses.replace(config, camera=camera, display=display, game=game, journal=journal)
+
+
+def _window_or_fallback(config: Config) -> tuple[Config, str]:
+    """``driver = "window"`` where a window can open; else PNG files (``capture``, when
+    luma.emulator is installed) or nothing but the console (``dummy``), and a note why."""
+    if config.display.driver != "window":
+        return config, ""
+    from .window import window_problem
+
+    problem = window_problem()
+    if problem is None:
+        return config, "screens in a window; keys Enter/space, u, m, c (q or Esc stops)"
+    try:
+        import luma.emulator  # noqa: F401
+    except ImportError:
+        fallback, where = "dummy", "on the console only"
+    else:
+        fallback, where = "capture", f"as PNG files in {config.display.output}"
+    display = dataclasses.replace(config.display, driver=fallback)
+    return dataclasses.replace(config, display=display), f"{problem}: screens {where}"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the referee until Ctrl-C (or until the systemd service is stopped)."""
     try:
-        config = load_config(args.config)
-        camera = open_camera(config.camera)
-        device = make_device(config.display)
-    except (ConfigError, CameraError, DisplayError) as exc:
+        config, window = _window_or_fallback(_laptop(load_config(args.config), args))
+    except ConfigError as exc:
         print(f"referee: {exc}", file=sys.stderr)
         return 2
-    buttons, note = _buttons(config)
-    actions = buttons.read if buttons is not None else _keyboard()
-    print(f"referee: {note}{'' if buttons else ': keys on stdin (Enter, u, m, c)'}", flush=True)
+    journal_dir = config.journal.directory.expanduser()
+    try:  # before the camera and the OLED: a second referee must not touch the first one's
+        lock = claim(journal_dir, config.journal.records.expanduser())
+    except JournalLockError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
+    try:
+        camera = open_camera(config.camera)
+        device = make_device(config.display)
+    except (CameraError, DisplayError) as exc:
+        lock.release()
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
+    if window:
+        print(f"referee: {window}", flush=True)
     game = args.game or (None if config.game.default == "auto" else config.game.default)
 
     def report(r: Report) -> None:
@@ -91,17 +147,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         camera,
         Display(device),
         game=game,
-        journal_dir=config.journal.directory.expanduser(),
+        journal_dir=journal_dir,
         records_dir=config.journal.records.expanduser(),
         frames_dir=config.record.frames_dir(config.journal),
-        actions=actions,
+        journal_lock=lock,
+        # the simulated table plays its script from the start: always a new game
+        options=dict(camera.script.options) if args.simulate else None,
         alarm=_alarm(config),
         settle_time=config.vision.settle_seconds,
         on_report=report,
     )
+    buttons, note = (None, "") if config.display.driver == "window" else _buttons(config)
+    loop.actions = _actions(camera, buttons, config.display.driver == "window")
+    loop.events = getattr(camera, "take_events", list)  # typed by the simulated players
+    if note:
+        keys = "" if buttons else ": keys on stdin (Enter, u, m, c)"
+        print(f"referee: {note}{keys}", flush=True)
     signal.signal(signal.SIGTERM, _stop)  # systemctl stop: clean up as for Ctrl-C
     try:
-        loop.run(fps=args.fps)
+        loop.run(fps=args.fps, frames=args.frames)
     except KeyboardInterrupt:
         print("referee: stopped", flush=True)
     finally:
@@ -112,6 +176,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         with contextlib.suppress(Exception):
             device.cleanup()
     return 0
+
+
+def _actions(camera: Any, buttons: Any, window: bool) -> Callable[[], Action | None]:
+    """The loop's actions: the simulated players' presses (``--simulate``), then the window's
+    keys, the GPIO buttons or the keys typed on stdin."""
+    if window:
+        from .window import WindowKeys
+
+        own: Callable[[], Action | None] = WindowKeys()
+    else:
+        own = buttons.read if buttons is not None else _keyboard()
+    scripted = getattr(camera, "next_action", None)
+    if scripted is None:
+        return own
+
+    def both() -> Action | None:
+        action = scripted()
+        return action if action is not None else own()
+
+    return both
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -130,6 +214,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         say(False, f"configuration: {exc}")
         return 1
     say(True, f"configuration {args.config or '(defaults)'} is valid")
+    _check_journal(config, say)
     _check_camera(config, say)
     try:
         device = make_device(config.display)
@@ -144,6 +229,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         buttons.close()
     print("all good" if not problems else f"{problems} problem(s) found")
     return 0 if not problems else 1
+
+
+def _check_journal(config: Config, say: Callable[[bool, str], None]) -> None:
+    """The journal and records folders can be written, and no referee holds the journal."""
+    directory = config.journal.directory.expanduser()
+    try:
+        claim(directory, config.journal.records.expanduser()).release()
+    except JournalLockError as exc:
+        say(False, f"journal: {exc}")
+    else:
+        say(True, f"journal: {directory} is writable and free")
 
 
 def _marker_size(pose: BoardPose) -> str:

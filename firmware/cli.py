@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine import GAMES, FormatError, Referee, game_class
+from engine import GAMES, Event, FormatError, Referee, game_class
 from engine.referee import describe
 
 
@@ -21,7 +22,8 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """Feed a JSON Lines file of observations and events through the engine."""
+    """Feed a JSON Lines file of observations and events through the engine; exit 1 when a
+    line could not be read (every other line is still judged)."""
     try:
         referee = Referee(args.game, players=args.players)
     except FormatError as exc:
@@ -32,15 +34,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"referee: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
-    outcome = None
+    except UnicodeDecodeError as exc:
+        print(
+            f"referee: {args.file} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}): expected JSON Lines of observations and events",
+            file=sys.stderr,
+        )
+        return 2
+    unreadable: list[int] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            parsed = referee.read(json.loads(line))
         except json.JSONDecodeError as exc:
-            item = f"line {number} is not JSON ({exc.msg})"
-        outcome = referee.feed(item)
+            problem = f"not JSON ({exc.msg})"
+        except FormatError as exc:
+            problem = str(exc)
+        else:
+            problem = ""
+        if problem:
+            unreadable.append(number)
+            outcome = referee.unreadable(problem)
+        elif isinstance(parsed, Event):
+            outcome = referee.event(parsed)
+        else:
+            outcome = referee.judge(parsed)
         if args.json:
             print(json.dumps(outcome.to_json()), flush=True)
         else:
@@ -50,7 +69,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         scores = ", ".join(f"{p} {s}" for p, s in game.scores.items())
         state = f"winner: {game.winner}" if game.is_over else f"not over, {game.to_move} to move"
         print(f"result: {scores}; {state}")
+    if unreadable:
+        print(f"referee: {_unreadable(args.file, unreadable)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _unreadable(file: str, numbers: list[int]) -> str:
+    """The one line saying which lines of ``file`` could not be read, and the likely fix."""
+    shown = ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
+    text = f"{len(numbers)} line(s) of {file} could not be read (line {shown})"
+    path = Path(file)
+    if path.suffix == ".json":
+        return f"{text}: {path.name} is a game record; replay {path.with_suffix('.jsonl')}"
+    return text
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -103,6 +135,28 @@ def _zoom(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _positive(text: str) -> float:
+    """A number above 0 (``--fps``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    """A whole number above 0 (``--frames``, ``--dpi``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text!r}")
+    return value
+
+
 def _lazy(module: str, name: str):
     """A command that imports its module only when it runs (keeps ``referee`` start-up light)."""
 
@@ -138,13 +192,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mat", help="write a game's printable mat (1:1 scale) or sticker template")
     p.add_argument("game", choices=list(GAMES))
     p.add_argument("--out", required=True, help="FILE.pdf or FILE.png")
-    p.add_argument("--dpi", type=int, default=300, help="print resolution (default 300)")
+    p.add_argument("--dpi", type=_positive_int, default=300, help="print resolution (default 300)")
     p.set_defaults(func=_lazy("vision.mat", "cmd_mat"))
 
     p = sub.add_parser("run", help="the appliance: camera, OLED and buttons (Ctrl-C to stop)")
     p.add_argument("--game", choices=list(GAMES), help="default: [game] default in the config")
     p.add_argument("--config", help="TOML file merged over firmware/default_config.toml")
-    p.add_argument("--fps", type=float, default=10.0, help="frames judged per second")
+    p.add_argument("--fps", type=_positive, default=10.0, help="frames judged per second")
+    laptop = p.add_mutually_exclusive_group()
+    laptop.add_argument(
+        "--simulate",
+        choices=list(GAMES),
+        metavar="GAME",
+        help="film a scripted game of GAME on the synthetic table; screens in a window",
+    )
+    laptop.add_argument(
+        "--webcam", type=int, metavar="N", help="USB camera N (0: /dev/video0); screens in a window"
+    )
+    p.add_argument("--frames", type=_positive_int, help="stop after this many frames")
     p.set_defaults(func=_lazy("firmware.appliance", "cmd_run"))
 
     p = sub.add_parser("doctor", help="check camera, markers, display and buttons")
@@ -207,7 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `referee ... | head`: the reader left before the end
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe
+        print("referee: output closed before the end (broken pipe)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ class CameraConfig:
 class DisplayConfig:
     """``[display]``: the OLED, or its emulation off the Pi."""
 
-    driver: str = _choice(*I2C_DRIVERS, "dummy", "capture", "gifanim")
+    driver: str = _choice(*I2C_DRIVERS, "window", "dummy", "capture", "gifanim")
     i2c_port: int = _range(0, 31)
     i2c_address: int = _range(0x03, 0x77)
     rotate: int = _choice(0, 2)
@@ -179,6 +179,11 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "save it as UTF-8"
+        ) from None
 
 
 def _unknown(kind: str, name: str, known: list[str], prefix: str = "") -> str:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import GAMES
 from engine.referee import describe
 
 from .actions import Action
@@ -27,7 +28,8 @@ from .loop import Phase, RefereeLoop, Report
 from .scenario import scripted_game
 from .simulator import SimulatedTable
 
-DEMO_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus")
+#: Every game the referee knows.
+DEMO_GAMES = tuple(GAMES)
 
 
 @dataclass(frozen=True)

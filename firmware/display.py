@@ -48,6 +48,10 @@ def make_device(config: DisplayConfig, serial_interface: Any = None) -> Any:
                 f"no {config.driver} answers at I2C address {config.i2c_address:#04x} on bus "
                 f"{config.i2c_port} ({exc}); check the wiring and `i2cdetect -y {config.i2c_port}`"
             ) from None
+    elif config.driver == "window":
+        from .window import WindowDevice
+
+        device = WindowDevice(config.scale, config.rotate)
     elif config.driver == "dummy":
         from luma.core.device import dummy
 

@@ -2,9 +2,11 @@
 
 The journal is a JSON Lines file. Its first line names the game and its options::
 
-    {"journal": "tabletop-referee", "version": 1, "game": "gobblet", "options": {}}
+    {"journal": "tabletop-referee", "version": 1, "game": "gobblet", "options": {},
+     "started": "20261125-203000"}
 
-then one line per accepted move (``{"move": NOTATION}``) or event (the event's own JSON, as in
+then one line per accepted move (``{"move": NOTATION, "player": WHO}``; the player decides who
+started when the rules leave it to the first piece) or event (the event's own JSON, as in
 ``shared/spec/observation.md``: ``{"event": "pass"}``, ``{"event": "start", "players": 3}``).
 Each line goes to disk with a single write, a flush and an ``os.fsync`` before
 :meth:`Journal.record` returns, so every move the players were shown survives a power cut.
@@ -33,6 +35,8 @@ FORMAT = "tabletop-referee"
 VERSION = 1
 #: The journal's file name in the ``[journal] directory``.
 CURRENT = "current.jsonl"
+#: ``time.strftime`` format of a journal's ``started`` time.
+STARTED = "%Y%m%d-%H%M%S"
 
 
 class JournalError(RuntimeError):
@@ -57,6 +61,7 @@ class Resumed:
     referee: Referee
     entries: int
     problems: tuple[Problem, ...]
+    started: str
 
 
 @dataclass(frozen=True)
@@ -71,27 +76,37 @@ def entry(outcome: Outcome) -> dict[str, Any] | None:
     """The journal line of an outcome: its accepted move or event, ``None`` for anything else."""
     verdict = outcome.verdict
     if verdict.kind == MOVE and verdict.move is not None:
-        return {"move": str(verdict.move)}
+        return {"move": str(verdict.move), "player": outcome.mover}
     if verdict.kind == EVENT and verdict.event is not None:
         return verdict.event.to_json()
     return None
 
 
 class Journal:
-    """An append-only journal file; :meth:`create` starts one, :meth:`resume` reads one back."""
+    """An append-only journal file; :meth:`create` starts one, :meth:`resume` reads one back.
 
-    def __init__(self, path: str | Path) -> None:
+    ``started`` is the local time the game began (``YYYYmmdd-HHMMSS``), read from the header by
+    :meth:`resume`; it names the game's record."""
+
+    def __init__(self, path: str | Path, started: str | None = None) -> None:
         self.path = Path(path)
+        self.started = started or time.strftime(STARTED)
         self._file: BinaryIO | None = None
 
     @classmethod
     def create(cls, path: str | Path, game: str, options: Mapping[str, Any]) -> Journal:
         """Start a journal for a new game (atomically replacing any previous one)."""
-        header = {"journal": FORMAT, "version": VERSION, "game": game, "options": dict(options)}
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, _line(header))
-        return cls(path)
+        journal = cls(path)
+        header = {
+            "journal": FORMAT,
+            "version": VERSION,
+            "game": game,
+            "options": dict(options),
+            "started": journal.started,
+        }
+        journal.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(journal.path, _line(header))
+        return journal
 
     def record(self, outcome: Outcome) -> bool:
         """Append the outcome's accepted move or event, durably; False if there is none."""
@@ -114,7 +129,8 @@ class Journal:
             lines = self.path.read_bytes().split(b"\n")
         except OSError as exc:
             raise JournalError(f"cannot read journal {self.path}: {exc.strerror}") from None
-        referee = self._referee(lines[0])
+        referee, started = self._referee(lines[0])
+        self.started = started
         problems: list[Problem] = []
         entries = 0
         for number, raw in enumerate(lines[1:], 2):
@@ -130,7 +146,7 @@ class Journal:
                 problems.append(Problem(number, f"{reason}; skipped"))
             else:
                 entries += 1
-        return Resumed(referee, entries, tuple(problems))
+        return Resumed(referee, entries, tuple(problems), started)
 
     def close(self) -> None:
         """Close the file (appending reopens it)."""
@@ -156,7 +172,7 @@ class Journal:
             self._file = handle
         return self._file
 
-    def _referee(self, raw: bytes) -> Referee:
+    def _referee(self, raw: bytes) -> tuple[Referee, str]:
         try:
             header = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
@@ -168,8 +184,11 @@ class Journal:
             and isinstance(header.get("options", {}), dict)
         ):
             raise JournalError(f"{self.path} has no journal header naming the game")
+        started = header.get("started")
+        if not isinstance(started, str):  # a journal older than the field: its file's time
+            started = time.strftime(STARTED, time.localtime(self.path.stat().st_mtime))
         try:
-            return Referee(header["game"], **header.get("options", {}))
+            return Referee(header["game"], **header.get("options", {})), started
         except (RefereeError, TypeError) as exc:
             raise JournalError(f"{self.path}: cannot start {header['game']}: {exc}") from None
 
@@ -181,6 +200,9 @@ def _replay(referee: Referee, item: Any) -> str:
     if "move" in item:
         game = referee.game
         try:
+            player = item.get("player")
+            if player is not None and game.first_is_open:
+                game.open_with(str(player))  # the first piece decided who starts
             game.play(game.parse_move(str(item["move"])))
         except RefereeError as exc:
             return f"move {item['move']!r} cannot be replayed: {exc}"

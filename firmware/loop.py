@@ -42,7 +42,8 @@ from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipe
 from . import screens
 from .actions import Action, Menu, MenuItem
 from .camera import ENDED
-from .journal import CURRENT, Journal, JournalError, SavedGame, save_record
+from .journal import CURRENT, Journal, JournalError, save_record
+from .lock import JournalLock, claim
 from .recorder import FrameRecorder
 
 
@@ -80,8 +81,11 @@ class RefereeLoop:
     """Drives one appliance: ``camera.read()`` -> vision -> engine -> ``display.show``.
 
     ``actions`` is a callable returning the next queued :class:`Action` or ``None`` (GPIO buttons'
-    ``read``, or a keyboard/simulator); ``alarm`` is optional (buzzer/LED). With ``frames_dir``
-    the frame of every accepted position is saved there with its truth (:mod:`.recorder`).
+    ``read``, or a keyboard/simulator); ``events`` one returning button events with data typed
+    in (the simulated table's), applied after each frame; ``alarm`` is optional (buzzer/LED).
+    With ``frames_dir`` the frame of every accepted position is saved there with its truth
+    (:mod:`.recorder`). The loop holds the journal's lock (:mod:`.lock`) until :meth:`close`:
+    ``journal_lock`` when the caller took it already, else it takes it (``JournalLockError``).
     """
 
     #: Seconds without a board before the screen says so (a hand over every marker is brief).
@@ -99,7 +103,9 @@ class RefereeLoop:
         journal_dir: str | Path = "out/journal",
         records_dir: str | Path = "out/records",
         frames_dir: str | Path | None = None,
+        journal_lock: JournalLock | None = None,
         actions: Callable[[], Action | None] | None = None,
+        events: Callable[[], list[Event]] | None = None,
         alarm: Any = None,
         settle_time: float = 0.4,
         on_report: Callable[[Report], None] | None = None,
@@ -108,10 +114,12 @@ class RefereeLoop:
         self.display = display
         self.alarm = alarm
         self.actions = actions or (lambda: None)
+        self.events = events or list
         self.on_report = on_report or (lambda report: None)
         self.journal_dir = Path(journal_dir)
         self.records_dir = Path(records_dir)
-        self._saved: SavedGame | None = None  # the record of the finished game
+        # one referee per journal, and no game started that could not be saved
+        self._lock = journal_lock or claim(self.journal_dir, self.records_dir)
         self.recorder = FrameRecorder(frames_dir) if frames_dir is not None else None
         self.game_name = game
         self.vision = VisionPipeline(game, settle_time=settle_time)
@@ -128,11 +136,12 @@ class RefereeLoop:
         self._now = 0.0
         self.problems: tuple[str, ...] = ()
         if game is not None:
-            self._open_game(game, options or None)
+            self._open_game(game, options)
 
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
-        """Resume the journalled game of ``game`` if there is one, else start a new one."""
+        """Resume the journalled game of ``game`` if there is one (``options`` None), else start
+        a new one."""
         path = self.journal_dir / CURRENT
         if options is None and path.exists():
             try:
@@ -140,9 +149,12 @@ class RefereeLoop:
             except JournalError as exc:
                 self.problems = (str(exc),)
             else:
-                if resumed.referee.game_name == game:
+                if resumed.referee.game_name == game and resumed.referee.game.is_over:
+                    self._archive(resumed.referee, resumed.started)
+                    options = resumed.referee.defaults  # the next game as the last one began
+                elif resumed.referee.game_name == game:
                     self.referee = resumed.referee
-                    self.journal = Journal(path)
+                    self.journal = Journal(path, resumed.started)
                     self.problems = tuple(str(p) for p in resumed.problems)
                     self.game_name = game
                     self._report(f"resumed {game}: {resumed.entries} journal entries")
@@ -151,13 +163,19 @@ class RefereeLoop:
                     return
         self._new_game(game, options or {})
 
+    def _archive(self, referee: Referee, started: str) -> None:
+        """Keep a finished game found in the journal as a record (once: the record it was saved
+        as when it ended is replaced by the same), so that the journal can start a new one."""
+        stem = record_stem(started, referee)
+        saved = save_record(referee.game, self.records_dir, stem, replace=True)
+        self._report(f"the journal's {referee.game_name} game was over: kept as {saved.record}")
+
     def _new_game(self, game: str, options: dict[str, Any]) -> None:
         if self.journal is not None:
             self.journal.close()
         self.referee = Referee(game, **options)
         self.journal = Journal.create(self.journal_dir / CURRENT, game, options)
         self.game_name = game
-        self._saved = None
         self._report(f"new game of {game}")
 
     # ----------------------------------------------------------------- one frame
@@ -177,13 +195,19 @@ class RefereeLoop:
         if not self.status and result.pose is not None and result.pose.too_far:
             self.status = TOO_FAR
         self._on_frame(frame, result)
+        for event in self.events():
+            self.event(event)
         self.display.tick(t)
 
-    def run(self, until: Callable[[], bool] | None = None, fps: float = 10.0) -> None:
-        """Step until ``until()`` is true, or a recording (file, folder, simulated table) ends,
-        at most ``fps`` frames a second."""
+    def run(
+        self, until: Callable[[], bool] | None = None, fps: float = 10.0, frames: int | None = None
+    ) -> None:
+        """Step until ``until()`` is true, ``frames`` frames were taken, or a recording (file,
+        folder, simulated table) ends, at most ``fps`` frames a second."""
         period = 1.0 / fps
-        while until is None or not until():
+        taken = 0
+        while (until is None or not until()) and (frames is None or taken < frames):
+            taken += 1
             start = time.monotonic()
             self.step()
             if getattr(getattr(self.camera, "status", None), "state", "") == ENDED:
@@ -260,10 +284,11 @@ class RefereeLoop:
             pass  # the board is not (yet) as the game expects: keep asking
         self._report(describe(outcome), outcome)
         if outcome.over and v.kind in (MOVE, EVENT) and self.referee is not None:
-            # an event after the end (Spectrangle's deduction) updates the same record
-            stem = self._saved.record.stem if self._saved is not None else None
-            saved = save_record(self.referee.game, self.records_dir, stem, replace=stem is not None)
-            self._saved = saved
+            # one record per journaled game: an event after the end (Spectrangle's deduction)
+            # updates it, and so does archiving the finished game at the next start
+            assert self.journal is not None
+            stem = record_stem(self.journal.started, self.referee)
+            saved = save_record(self.referee.game, self.records_dir, stem, replace=True)
             self._report(f"game saved: {saved.record}")
         self._show_current(outcome)
 
@@ -412,6 +437,12 @@ class RefereeLoop:
         caller)."""
         if self.journal is not None:
             self.journal.close()
+        self._lock.release()
         if self.recorder is not None:
             self.recorder.close()
             self._recorder_warning()
+
+
+def record_stem(started: str, referee: Referee) -> str:
+    """The record's file name (without suffix) of the game journaled since ``started``."""
+    return f"{started}-{referee.game_name}"

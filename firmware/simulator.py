@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine import Event
-from vision.synth import random_board_shift, render_scene
 
 from .actions import Action, MenuItem
 from .camera import Camera
@@ -49,6 +48,11 @@ class SimulatedTable(Camera):
         still_frames: int = 8,
         size: tuple[int, int] = (1280, 960),
     ) -> None:
+        # the renderer is imported here, only when a simulated table is asked for: it is no part
+        # of the appliance's production path (a real camera)
+        from vision.synth import random_board_shift, render_scene
+
+        self._render_scene = render_scene
         self.script = script
         self.seed = seed
         self.fps = fps
@@ -127,7 +131,7 @@ class SimulatedTable(Camera):
         key = (tuple(sorted((k, _key(v)) for k, v in cells.items())), hand)
         frame = self._cache.get(key)
         if frame is None:
-            scene = render_scene(
+            scene = self._render_scene(
                 self.script.game,
                 cells,
                 self.seed,

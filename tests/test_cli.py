@@ -38,8 +38,10 @@ def gobblet_game(tmp_path):
 
 
 def test_replay_json_answers_every_line_with_the_documented_keys(gobblet_game, capsys):
-    assert main(["replay", str(gobblet_game), "--game", "gobblet", "--json"]) == 0
-    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(["replay", str(gobblet_game), "--game", "gobblet", "--json"]) == 1  # line 6
+    captured = capsys.readouterr()
+    assert captured.err == f"referee: 1 line(s) of {gobblet_game} could not be read (line 6)\n"
+    out = [json.loads(line) for line in captured.out.splitlines()]
     assert [o["verdict"] for o in out] == [
         "event",
         "move",
@@ -60,7 +62,7 @@ def test_replay_json_answers_every_line_with_the_documented_keys(gobblet_game, c
 
 
 def test_replay_plain_text_ends_with_the_result(gobblet_game, capsys):
-    assert main(["replay", str(gobblet_game), "--game", "gobblet"]) == 0
+    assert main(["replay", str(gobblet_game), "--game", "gobblet"]) == 1  # "not json at all"
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 9 and lines[-1].startswith("result:") and "winner: white" in lines[-1]
     assert "ILLEGAL" in lines[3]
@@ -107,7 +109,8 @@ def test_doctor_says_whether_the_camera_is_too_far(zoom, verdict, tmp_path, caps
     cv2.imwrite(str(folder / "view.png"), scene.image)
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[camera]\nsource = "folder"\npath = "{folder}"\n[display]\ndriver = "dummy"\n',
+        f'[camera]\nsource = "folder"\npath = "{folder}"\n[display]\ndriver = "dummy"\n'
+        f'[journal]\ndirectory = "{tmp_path / "journal"}"\nrecords = "{tmp_path / "records"}"\n',
         encoding="utf-8",
     )
     main(["doctor", "--config", str(config)])

@@ -17,8 +17,13 @@ from typing import Any
 
 import numpy as np
 
-#: Where the geometry files of a source checkout live (``hardware/boards``).
-BOARDS_DIR = Path(__file__).resolve().parent.parent / "hardware" / "boards"
+#: Where the geometry files of a source checkout live, and are edited.
+SOURCE_BOARDS_DIR = Path(__file__).resolve().parent.parent / "hardware" / "boards"
+#: Where an installed package keeps its copy of them (``setup.py`` maps ``hardware/boards`` to
+#: the package ``vision.boards``).
+PACKAGE_BOARDS_DIR = Path(__file__).resolve().parent / "boards"
+#: The geometry files in use: the checkout's when there is one, else the installed copy.
+BOARDS_DIR = SOURCE_BOARDS_DIR if SOURCE_BOARDS_DIR.is_dir() else PACKAGE_BOARDS_DIR
 
 
 class GeometryError(ValueError):
@@ -157,5 +162,5 @@ def load_geometry(game: str, path: str | None = None) -> BoardGeometry:
 
 
 def available_games() -> tuple[str, ...]:
-    """Games with a geometry file in ``hardware/boards``."""
+    """Games with a geometry file in :data:`BOARDS_DIR` (``hardware/boards``)."""
     return tuple(sorted(p.stem for p in BOARDS_DIR.glob("*.json")))

@@ -6,21 +6,19 @@ import argparse
 import json
 import sys
 
-import cv2
-
 from engine import new_game
 
+from .image_file import ImageFileError, read_image
 from .locate import BoardNotFound
 from .pipeline import VisionPipeline
 
 
 def cmd_read(args: argparse.Namespace) -> int:
     """Read one photo and print its observation (``--json``: exactly the observation format)."""
-    frame = cv2.imread(args.image, cv2.IMREAD_COLOR)
-    if frame is None:
-        print(
-            f"referee: cannot read {args.image}: missing, corrupt or not an image", file=sys.stderr
-        )
+    try:
+        frame = read_image(args.image)
+    except ImageFileError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
         return 2
     try:
         obs, pose = VisionPipeline(args.game).read_image(frame)

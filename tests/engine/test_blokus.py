@@ -217,10 +217,42 @@ def test_start_event_sets_first_player_and_scoring():
 
 # ----------------------------------------------------------------- DÉROULEMENT 2/ and 3/
 def test_players_take_turns_and_a_piece_of_the_wrong_colour_is_illegal():
-    out = Table().place("violet", "d9 e9 f9 e8 e7")
+    out = Table(first="orange").place("violet", "d9 e9 f9 e8 e7")
     assert out.verdict.kind == ILLEGAL
     assert out.verdict.reason == "it is orange's turn"
     assert set(out.verdict.cells) == {"d9", "e9", "f9", "e8", "e7"}
+    table = Table()
+    table.place("orange", "d9 e9 f9 e8 e7")
+    out = table.place("orange", "i4")
+    assert out.verdict.kind == ILLEGAL and out.verdict.reason == "it is violet's turn"
+
+
+@pytest.mark.parametrize("name", EDITIONS)
+@pytest.mark.parametrize("opener", COLOURS)
+def test_either_colour_may_open_when_no_first_player_is_named(name, opener):
+    """'Le joueur le plus jeune débute': the rulebook names no colour, so the first piece placed
+    decides who starts; the other colour follows, and the record keeps who it was."""
+    table = Table(name)
+    other = COLOURS[1 - COLOURS.index(opener)]
+    start_a, start_b = table.referee.game.edition.names(table.referee.game.edition.start)
+    out = table.place(opener, start_a)
+    assert out.verdict.kind == MOVE and out.mover == opener and out.to_move == other
+    assert table.referee.game.players == (opener, other)
+    assert table.place(opener, start_b).verdict.reason == f"it is {other}'s turn"
+    assert table.place(other, start_b).verdict.kind == MOVE
+    record = table.referee.game.to_record()
+    assert record["options"]["first"] == opener
+    again = type(table.referee.game).from_record(record)
+    assert again.view() == table.referee.game.view()
+
+
+def test_an_illegal_opening_by_either_colour_is_refused_for_that_colour():
+    table = Table()
+    out = table.place("violet", "a1")
+    assert out.verdict.kind == ILLEGAL
+    assert out.verdict.reason == "violet's first piece must cover d9 or i4"
+    assert table.referee.game.first_is_open  # nothing decided: orange may still open
+    assert table.place("orange", "d9").verdict.kind == MOVE
 
 
 def test_new_piece_touching_its_colour_at_a_corner_is_legal():
@@ -413,7 +445,7 @@ def test_resign_without_a_player_is_the_player_to_move():
 
 def test_blokus_has_no_exchange_event():
     out = Table().event("exchange")
-    assert out.verdict.kind == ILLEGAL and "no 'exchange' event" in out.verdict.reason
+    assert out.verdict.kind == ILLEGAL and 'no "exchange" event' in out.verdict.reason
 
 
 def test_undo_takes_back_a_move_and_an_end():
@@ -664,3 +696,13 @@ def test_scores_equal_a_recount_of_the_final_board(seed, name, scoring):
     best = (min if scoring == "basic" else max)(expected.values())
     leaders = [c for c in COLOURS if expected[c] == best]
     assert out.winner == (leaders[0] if len(leaders) == 1 else DRAW)
+
+
+def test_a_players_list_names_no_first_player():
+    """The spec's start event lists the players; only ``first`` says who begins."""
+    table = Table(players=["orange", "violet"])
+    assert table.place("violet", "d9").verdict.kind == MOVE
+    assert table.referee.game.players == ("violet", "orange")
+    assert Table(players=["orange", "violet"], first="orange").place(
+        "violet", "d9"
+    ).verdict.reason == ("it is orange's turn")

@@ -185,6 +185,30 @@ def test_option_first_lets_black_open():
     assert judged(ref, picture(". . . .\n. B4 . .\n. . . .\n. . . .")) == ("move", "4@b3", ())
 
 
+@pytest.mark.parametrize("colour", ["white", "black"])
+def test_with_no_first_player_named_the_first_piece_decides(colour):
+    """The rulebooks name no colour to start: either may open, and the other follows."""
+    ref = Referee("gobblet")
+    token = colour[0].upper()
+    assert judged(ref, picture(f". . . .\n. {token}4 . .\n. . . .\n. . . .")) == (
+        "move",
+        "4@b3",
+        (),
+    )
+    other = "black" if colour == "white" else "white"
+    assert ref.game.players == (colour, other) and ref.game.to_move == other
+    assert ref.game.options["first"] == colour
+
+
+def test_a_named_first_player_is_kept():
+    ref = Referee("gobblet", first="white")
+    assert judged(ref, picture(". . . .\n. B4 . .\n. . . .\n. . . .")) == (
+        "illegal",
+        "it is white's turn",
+        ("b3",),
+    )
+
+
 def test_start_event_player_opens_the_game():
     ref = Referee("gobblet")
     assert ref.feed({"event": "start", "player": "black"}).verdict.kind == "event"
@@ -438,7 +462,7 @@ def test_end_is_a_draw_by_agreement_and_resign_lets_the_opponent_win():
 def test_unknown_resigning_player_and_foreign_events_are_refused():
     ref = Referee("gobblet")
     assert ref.feed({"event": "resign", "player": "red"}).verdict.kind == "illegal"
-    assert ref.feed({"event": "exchange"}).verdict.reason == "gobblet has no 'exchange' event"
+    assert ref.feed({"event": "exchange"}).verdict.reason == 'gobblet has no "exchange" event'
 
 
 def test_pass_only_when_no_move_is_possible():
@@ -575,7 +599,7 @@ def test_malformed_cell_is_ambiguous_never_an_exception(cell):
     ("item", "words"),
     [
         ({"game": "chess", "cells": {}}, "observation is of chess"),
-        ({"game": "gobblet", "cells": {"e5": None}}, "unknown cell 'e5'"),
+        ({"game": "gobblet", "cells": {"e5": None}}, 'unknown cell "e5"'),
         ({"game": "gobblet"}, "no 'cells'"),
         ([1, 2], "not a JSON object"),
         ({"event": "shuffle"}, "unknown event"),
@@ -617,7 +641,7 @@ def test_changes_that_are_not_one_move_are_ambiguous(diagram, cells, words):
 # ----------------------------------------------------------------- properties
 def random_position(seed: int, plies: int) -> tuple[Gobblet, Model]:
     """The engine and the model after up to ``plies`` random legal moves (game not over)."""
-    rng, game, model = random.Random(seed), Gobblet(), Model()
+    rng, game, model = random.Random(seed), Gobblet(first="white"), Model("white")
     for _ in range(plies):
         move = game.random_move(rng)
         game.play(move)

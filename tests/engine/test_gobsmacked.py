@@ -253,8 +253,8 @@ def test_moves_that_break_other_rules_are_refused_by_check_and_play():
     game = Gobsmacked()
     game.play(game.parse_move("BC@d2+WS@e2"))
     assert game.check(Place("BS", "d2")).reason == "d2 already holds a black-circle"
-    assert game.check(Place("XX", "d3")).reason == "unknown token code 'XX'"
-    assert game.check(Place("BS", "z9")).reason == "there is no hole 'z9'"
+    assert game.check(Place("XX", "d3")).reason == 'unknown token code "XX"'
+    assert game.check(Place("BS", "z9")).reason == 'there is no hole "z9"'
     assert (
         "only on an empty board"
         in game.check(Opening((Place("BS", "d3"), Place("BS", "e3")))).reason
@@ -320,9 +320,9 @@ def test_stuck_board_requires_the_most_any_hole_touches(tmp_path):
 def test_resign_end_and_unknown_events():
     ref = Referee("gobsmacked")
     feed_placements(ref, [("d2", BC), ("e2", WS), ("d3", WS)])
-    assert ref.feed({"event": "pass"}).verdict.reason == "gobsmacked has no 'pass' event"
+    assert ref.feed({"event": "pass"}).verdict.reason == 'gobsmacked has no "pass" event'
     assert ref.feed({"event": "exchange", "player": "p1"}).verdict.kind == ILLEGAL
-    assert ref.feed({"event": "resign", "player": "p9"}).verdict.reason == "unknown player 'p9'"
+    assert ref.feed({"event": "resign", "player": "p9"}).verdict.reason == 'unknown player "p9"'
     out = ref.feed({"event": "resign"})
     assert out.verdict.kind == EVENT and out.over and out.winner == "p1"  # p2 was to move
     assert ref.feed(board({"d2": BC, "e2": WS, "d3": WS, "e3": BS})).verdict.kind == ILLEGAL

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from firmware.demo import play_demo_game
+from engine import GAMES
+from firmware.demo import DEMO_GAMES, play_demo_game
 from tests.engine.test_gobsmacked import recount as gobsmacked_recount
 
 DATA = Path(__file__).resolve().parents[2] / "engine" / "data"
@@ -57,9 +58,9 @@ def _spectrangle_count(actions: list, players: list[str]) -> dict[str, int]:
     return scores
 
 
-def _blokus_count(moves: list[str], view: dict) -> dict[str, int]:
+def _blokus_count(moves: list[str], view: dict, game: str) -> dict[str, int]:
     """-1 a square left, +15 when all are placed, +5 more when the monomino came last."""
-    data = json.loads((DATA / "blokus.json").read_text())
+    data = json.loads((DATA / f"{game}.json").read_text())
     total = sum(len(p["squares"]) for p in data["pieces"])
     scores = {}
     for colour in ("orange", "violet"):
@@ -82,7 +83,11 @@ def _gobblet_lines(view: dict) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("game", ["gobsmacked", "spectrangle", "gobblet", "blokus"])
+def test_the_demo_plays_every_game_the_referee_knows():
+    assert set(DEMO_GAMES) == set(GAMES)
+
+
+@pytest.mark.parametrize("game", DEMO_GAMES)
 def test_demo_game_verdicts_and_final_scores(game, tmp_path):
     result = play_demo_game(game, tmp_path, seed=7, echo=False)
     assert result.verdicts == result.expected  # every move seen, the illegal one flagged
@@ -105,6 +110,6 @@ def test_demo_game_verdicts_and_final_scores(game, tmp_path):
         winners = _gobblet_lines(view)
         assert result.winner in winners or (result.winner == "draw" and not winners)
     else:
-        assert result.scores == _blokus_count(moves, view)
+        assert result.scores == _blokus_count(moves, view, game)
     gif = Image.open(result.gif)
     assert gif.n_frames > 10 and gif.size == (512, 256)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import EVENT, MOVE, Event, Referee, new_game
-from engine.games import GAMES
+from engine.games import GAMES, game_class
 from firmware import cli
 from firmware.journal import CURRENT, Journal, JournalError, replay_items, save_record
 from tests.firmware import toygame
@@ -82,7 +82,7 @@ def test_only_accepted_moves_and_events_are_journaled(tmp_path, toy):
     assert journal.record(referee.feed({"event": "pass", "player": "p2"}))
     journal.close()
     assert [json.loads(line) for line in journal_lines(path)] == [
-        {"move": "b2"},
+        {"move": "b2", "player": "p1"},
         {"event": "pass", "player": "p2"},
     ]
 
@@ -245,3 +245,28 @@ def test_records_keep_events_and_never_overwrite(tmp_path, toy):
     assert second.record.name == "same-2.json" and first.record.exists()
     lines = [json.loads(line) for line in second.replay.read_text().splitlines()]
     assert lines[1:] == [{"event": "pass"}, {"event": "pass", "player": "p2"}]
+
+
+@pytest.mark.parametrize("name", [n for n in GAMES if game_class(n).opening_decides_first])
+def test_a_game_opened_by_the_second_colour_resumes_and_replays_as_played(tmp_path, name):
+    """With no first player named, the first piece decided who starts: the journal and the
+    record keep it (without it the journal's moves would be replayed for the other colour)."""
+    rng = random.Random(3)
+    referee = Referee(name)
+    opener = referee.game.players[1]
+    journal = Journal.create(tmp_path / CURRENT, name, referee.defaults)
+    board = referee.game.copy()
+    board.open_with(opener)
+    for _ in range(6):
+        board.play(board.random_move(rng))
+        outcome = referee.feed(board.observation_to_json(board.current_observation()))
+        assert outcome.verdict.kind == MOVE and journal.record(outcome)
+    journal.close()
+    assert referee.game.players[0] == opener
+    resumed = Journal(tmp_path / CURRENT).resume()
+    assert resumed.problems == ()
+    same_game(resumed.referee, referee)
+    saved = save_record(referee.game, tmp_path / "records")
+    replayed = Referee(name)
+    play(replayed, None, [json.loads(line) for line in saved.replay.read_text().splitlines()])
+    same_game(replayed, referee)

@@ -90,7 +90,9 @@ def test_no_board_is_reported_after_a_grace_period(tmp_path):
         cv2.imwrite(str(folder / f"{i:02d}.png"), rng.integers(0, 255, (240, 320, 3), np.uint8))
     camera = ImageFolder(folder, fps=2.0)
     display = _display()
-    loop = RefereeLoop(camera, display, game="blokus", journal_dir=tmp_path / "j")
+    loop = RefereeLoop(
+        camera, display, game="blokus", journal_dir=tmp_path / "j", records_dir=tmp_path / "r"
+    )
     for _ in range(6):
         loop.step()
     assert loop.phase == Phase.FIND_BOARD
@@ -156,6 +158,10 @@ def test_kill_minus_nine_loses_no_accepted_move(tmp_path):
         history = [str(m) for m in resumed.referee.game.history]
         assert history[: len(accepted)] == accepted
         loop = RefereeLoop(
-            ImageFolder.__new__(ImageFolder), _display(), game="gobblet", journal_dir=journal
+            ImageFolder.__new__(ImageFolder),
+            _display(),
+            game="gobblet",
+            journal_dir=journal,
+            records_dir=journal / "records",
         )
         assert [str(m) for m in loop.referee.game.history] == history
