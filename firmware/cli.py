@@ -201,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
     from vision.train.cli import add_parser as add_train
 
     add_train(sub)
+
+    from .export import add_parsers as add_export
+
+    add_export(sub)
     return parser
 
 
