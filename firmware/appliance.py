@@ -11,6 +11,8 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from engine import FormatError
+
 from .actions import Action, action_for_key
 from .camera import CameraError, open_camera
 from .config import Config, ConfigError, load_config
@@ -72,13 +74,23 @@ def _stop(signum: int, frame: object) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the referee until Ctrl-C (or until the systemd service is stopped)."""
+    server = None
     try:
         config = load_config(args.config)
+        if args.web is not None:
+            from .web.server import lan_address, start_server
+
+            records = config.journal.records.expanduser()
+            server = start_server(args.web, lan_address(), records)
         camera = open_camera(config.camera)
         device = make_device(config.display)
-    except (ConfigError, CameraError, DisplayError) as exc:
+    except (ConfigError, CameraError, DisplayError, OSError, FormatError) as exc:
         print(f"referee: {exc}", file=sys.stderr)
+        if server is not None:
+            server.stop()
         return 2
+    if server is not None:
+        print(f"referee: live page at {server.url}", flush=True)
     buttons, note = _buttons(config)
     actions = buttons.read if buttons is not None else _keyboard()
     print(f"referee: {note}{'' if buttons else ': keys on stdin (Enter, u, m, c)'}", flush=True)
@@ -98,6 +110,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         alarm=_alarm(config),
         settle_time=config.vision.settle_seconds,
         on_report=report,
+        feed=server.feed if server is not None else None,
+        web_url=server.url if server is not None else None,
     )
     signal.signal(signal.SIGTERM, _stop)  # systemctl stop: clean up as for Ctrl-C
     try:
@@ -109,6 +123,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         camera.close()
         if buttons is not None:
             buttons.close()
+        if server is not None:
+            server.stop()
         with contextlib.suppress(Exception):
             device.cleanup()
     return 0

@@ -82,6 +82,8 @@ class RefereeLoop:
     ``actions`` is a callable returning the next queued :class:`Action` or ``None`` (GPIO buttons'
     ``read``, or a keyboard/simulator); ``alarm`` is optional (buzzer/LED). With ``frames_dir``
     the frame of every accepted position is saved there with its truth (:mod:`.recorder`).
+    ``feed`` (optional, e.g. the live page's :class:`~firmware.web.live.LiveFeed`) is told after
+    every frame and button press: ``feed.observe(loop, frame, result)``; it must not block.
     """
 
     #: Seconds without a board before the screen says so (a hand over every marker is brief).
@@ -103,8 +105,13 @@ class RefereeLoop:
         alarm: Any = None,
         settle_time: float = 0.4,
         on_report: Callable[[Report], None] | None = None,
+        feed: Any = None,
+        web_url: str | None = None,
     ) -> None:
         self.camera = camera
+        self.feed = feed
+        self.web_url = web_url
+        self._phone_page = False  # the QR code stays until the next button press
         self.display = display
         self.alarm = alarm
         self.actions = actions or (lambda: None)
@@ -172,12 +179,19 @@ class RefereeLoop:
         if not ok or frame is None:
             self._show_current()
             self.display.tick(t)
+            self._observed()
             return
         result = self.vision.process(frame, t)
         if not self.status and result.pose is not None and result.pose.too_far:
             self.status = TOO_FAR
         self._on_frame(frame, result)
         self.display.tick(t)
+        self._observed(frame, result)
+
+    def _observed(self, frame: np.ndarray | None = None, result: FrameResult | None = None) -> None:
+        """Tell the feed (the live page) what just happened."""
+        if self.feed is not None:
+            self.feed.observe(self, frame, result)
 
     def run(self, until: Callable[[], bool] | None = None, fps: float = 10.0) -> None:
         """Step until ``until()`` is true, or a recording (file, folder, simulated table) ends,
@@ -273,6 +287,10 @@ class RefereeLoop:
         if self.phase == Phase.CONFIRM and self._pending is not None:
             self._confirm(action)
             return
+        if self._phone_page:  # any button puts the QR code away
+            self._phone_page = False
+            self._show_current()
+            return
         choice = self.menu.handle(action)
         if self.menu.is_open:
             self._show(
@@ -286,6 +304,7 @@ class RefereeLoop:
         elif action is Action.UNDO and self.referee is not None:
             self.event(Event("undo"))
         self._show_current()
+        self._observed()
 
     def event(self, event: Event) -> Outcome | None:
         """Apply a button event (pass, exchange, end, undo, start...) as if pressed."""
@@ -305,6 +324,7 @@ class RefereeLoop:
             self._illegal = None
             self.vision.reset()
         self._after(outcome, None, None)
+        self._observed()
         return outcome
 
     def _menu_choice(self, item: MenuItem) -> None:
@@ -319,6 +339,8 @@ class RefereeLoop:
             self.event(Event("start", data={"players": max(2, players)}))
         elif item is MenuItem.TEAMS and game is not None and game.name == "spectrangle":
             self.event(Event("start", data={"players": 4, "teams": True}))
+        elif item is MenuItem.PHONE:
+            self._phone_page = True
 
     def _confirm(self, action: Action) -> None:
         pending = self._pending
@@ -348,6 +370,9 @@ class RefereeLoop:
         """The screen of the current phase."""
         referee = self.referee
         if self.menu.is_open:
+            return
+        if self._phone_page:
+            self._show(screens.phone_page(self.web_url))
             return
         if referee is None or self.phase == Phase.FIND_BOARD:
             self._show(screens.board_not_found(status=self.status))

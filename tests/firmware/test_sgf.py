@@ -1,8 +1,12 @@
 """Blokus Duo records in Pentobi's SGF dialect: written, read back, and Pentobi's own files read."""
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from engine import FormatError
 from engine.grid import parse_square
@@ -76,3 +80,42 @@ def test_bad_sgf_is_refused_with_the_reason(text, reason):
 def test_other_games_have_no_sgf():
     with pytest.raises(FormatError, match="txt or jsonl"):
         to_sgf(random_game("blokus", 1, actions=2))
+
+
+PENTOBI = shutil.which("pentobi-thumbnailer") or "/usr/games/pentobi-thumbnailer"
+#: Pentobi's Blokus Duo colours: the first (B) purple, the second (W) orange; grey empty.
+PENTOBI_COLOURS = {"B": (161, 44, 207), "W": (240, 150, 0), None: (174, 167, 172)}
+
+
+def _nearest(pixel) -> str | None:
+    def distance(rgb):
+        return sum((a - b) ** 2 for a, b in zip(pixel, rgb, strict=True))
+
+    return min(PENTOBI_COLOURS, key=lambda k: distance(PENTOBI_COLOURS[k]))
+
+
+@pytest.mark.parametrize("seed,first", [(0, "orange"), (1, "violet")])
+def test_pentobi_itself_draws_the_exported_position(tmp_path, seed, first):
+    """Pentobi's own thumbnailer (Debian's ``pentobi``) opens the file and draws the final
+    position; every square's colour is the engine's."""
+    if not os.path.exists(PENTOBI):
+        if os.environ.get("REFEREE_REQUIRE_PENTOBI") == "1":
+            pytest.fail("REFEREE_REQUIRE_PENTOBI=1 but pentobi is not installed")
+        pytest.skip("pentobi is not installed (apt-get install pentobi)")
+    game = random_game("blokus-duo", seed, first=first)
+    text = to_sgf(game)
+    path, picture = tmp_path / "game.blksgf", tmp_path / "game.png"
+    path.write_text(text, encoding="utf-8")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    run = subprocess.run(
+        [PENTOBI, "-s", "280", str(path), str(picture)], env=env, capture_output=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    turned = "GC[" in text
+    colour = {game.players[0]: "B", game.players[1]: "W", None: None}
+    with Image.open(picture) as image:
+        rgb = image.convert("RGB")
+        for square, owner in game.view().items():
+            col, row = parse_square(_turned(square) if turned else square)
+            pixel = rgb.getpixel((10 + 20 * col, 10 + 20 * (13 - row)))
+            assert _nearest(pixel) == colour[owner], square

@@ -1,0 +1,178 @@
+"""``referee bench web``: verdict-to-page latency with many viewers, some of whom never read.
+
+A scripted game is filmed by the simulated table and refereed by the real loop (vision, engine,
+screens on luma's dummy device, journal) as fast as it goes, with the live page's server on an
+ephemeral local port. ``clients`` event streams are open: ``stalled`` of them never read a byte
+after the headers (their receive buffers are 4 kB), the others read everything as it comes. For
+every state the loop publishes (every verdict, turn, hand over the board...), latency = the time
+a reading viewer has its last byte - the time the loop built the state right after the verdict
+(one clock, one machine). The loop's own cost of the page is the time spent in
+``feed.observe`` per frame.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from luma.core.device import dummy
+
+from ..display import Display
+from ..loop import RefereeLoop
+from ..scenario import scripted_game
+from ..simulator import SimulatedTable
+from .server import WebServer
+
+#: The verdict-to-page budget of the issue, in seconds.
+BUDGET_S = 0.5
+
+
+class Viewer(threading.Thread):
+    """An event stream reader: the arrival time of every state, by ``seq``."""
+
+    def __init__(self, port: int, *, reads: bool = True) -> None:
+        super().__init__(daemon=True)
+        self.sock = socket.socket()
+        if not reads:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.sock.connect(("127.0.0.1", port))
+        self.sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: bench\r\n\r\n")
+        self.reads = reads
+        self.arrivals: dict[int, tuple[float, float]] = {}  # seq -> (state time, arrival)
+
+    def run(self) -> None:
+        if not self.reads:
+            return
+        buffer = b""
+        with contextlib.suppress(OSError):
+            while chunk := self.sock.recv(1 << 16):
+                now = time.time()
+                buffer += chunk
+                while b"\n\n" in buffer:
+                    event, buffer = buffer.split(b"\n\n", 1)
+                    for line in event.split(b"\n"):
+                        if line.startswith(b"data: "):
+                            state = json.loads(line[6:])
+                            self.arrivals[state["seq"]] = (state["time"], now)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class TimedFeed:
+    """The server's feed, with the time the loop spends in it."""
+
+    def __init__(self, feed: Any) -> None:
+        self.feed = feed
+        self.ms: list[float] = []
+
+    def observe(self, loop: Any, frame: Any = None, result: Any = None) -> None:
+        start = time.perf_counter()
+        self.feed.observe(loop, frame, result)
+        self.ms.append((time.perf_counter() - start) * 1000)
+
+
+@dataclass(frozen=True)
+class WebBench:
+    """The figures of ``referee bench web``."""
+
+    game: str
+    clients: int
+    stalled: int
+    states: int
+    latency_s_median: float
+    latency_s_p95: float
+    latency_s_max: float
+    missed: int
+    dropped: int
+    feed_ms_median: float
+    feed_ms_max: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``--json``."""
+        out: dict[str, Any] = dict(self.__dict__)
+        for key, value in out.items():
+            if isinstance(value, float):
+                out[key] = round(value, 4)
+        out["budget_s"] = BUDGET_S
+        return out
+
+
+def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> WebBench:
+    """Referee one scripted game with ``clients`` viewers on the page (``stalled`` never read)."""
+    script = scripted_game(game, seed=seed, **({"players": 3} if game == "spectrangle" else {}))
+    table = SimulatedTable(script, seed=seed, fps=10.0)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "records") as server,
+    ):
+        viewers = [Viewer(server.port, reads=i >= stalled) for i in range(clients)]
+        for viewer in viewers:
+            viewer.start()
+        time.sleep(0.5)  # every stream is open before the game starts
+        feed = TimedFeed(server.feed)
+        loop = RefereeLoop(
+            table,
+            Display(dummy(width=128, height=64, mode="1")),
+            game=game,
+            options=script.options,
+            journal_dir=Path(tmp) / "journal",
+            records_dir=Path(tmp) / "records",
+            actions=table.next_action,
+            feed=feed,
+        )
+        while not table.finished:
+            loop.step()
+            for event in table.take_events():
+                loop.event(event)
+        loop.close()
+        time.sleep(1.0)  # the last states reach the viewers
+        dropped = server.hub.dropped
+        for viewer in viewers:
+            viewer.close()
+    readers = [v for v in viewers if v.reads]
+    sent = max((max(v.arrivals, default=0) for v in readers), default=0)
+    latencies = [arrival - built for v in readers for built, arrival in v.arrivals.values()]
+    missed = sum(1 for v in readers for seq in range(2, sent + 1) if seq not in v.arrivals)
+    latencies.sort()
+    return WebBench(
+        game,
+        clients,
+        stalled,
+        sent,
+        statistics.median(latencies),
+        latencies[int(0.95 * (len(latencies) - 1))],
+        latencies[-1],
+        missed,
+        dropped,
+        statistics.median(feed.ms),
+        max(feed.ms),
+    )
+
+
+def cmd_bench_web(args: argparse.Namespace) -> int:
+    """Entry point of ``referee bench web``: prints the figures; exit 1 over the budget."""
+    result = bench_web(args.game or "blokus-duo", clients=args.clients, stalled=args.stalled)
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(
+            f"{result.game}: {result.states} states to {result.clients} viewers "
+            f"({result.stalled} never reading): verdict to page median "
+            f"{result.latency_s_median * 1000:.1f} ms, p95 {result.latency_s_p95 * 1000:.1f} ms, "
+            f"max {result.latency_s_max * 1000:.1f} ms (budget {BUDGET_S * 1000:.0f} ms); "
+            f"{result.missed} states missed by readers, {result.dropped} viewers dropped; "
+            f"the loop spends median {result.feed_ms_median:.2f} ms, max "
+            f"{result.feed_ms_max:.1f} ms a frame on the page"
+        )
+    return 0 if result.latency_s_max <= BUDGET_S and result.missed == 0 else 1
