@@ -137,6 +137,11 @@ class RefereeLoop:
         if game is not None:
             self._open_game(game, options or None)
 
+    @property
+    def illegal(self) -> Verdict | None:
+        """The illegal placement waiting to be put right (``None`` when there is none)."""
+        return self._illegal
+
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
         """Resume the journalled game of ``game`` if there is one, else start a new one."""

@@ -127,11 +127,11 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
     """The page's state: the documented keys of ``GET /api/state`` and what the page draws."""
     referee = loop.referee
     outcome = loop.last_outcome
-    illegal = loop._illegal
-    problem = None
-    if illegal is not None:
-        problem = {"reason": illegal.reason, "cells": list(illegal.cells)}
-    elif outcome is not None and outcome.verdict.kind == AMBIGUOUS and loop.phase.value == "play":
+    illegal = None
+    if loop.illegal is not None:
+        illegal = {"reason": loop.illegal.reason, "cells": list(loop.illegal.cells)}
+    problem = None  # a reading the rules cannot judge ("check the board")
+    if outcome is not None and outcome.verdict.kind == AMBIGUOUS and illegal is None:
         problem = {"reason": outcome.verdict.reason, "cells": list(outcome.verdict.cells)}
     state: dict[str, Any] = {
         "seq": seq,
@@ -140,7 +140,7 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
         "phase": loop.phase.value,
         "status": loop.status,
         "occluded": occluded,
-        "illegal": {"reason": illegal.reason, "cells": list(illegal.cells)} if illegal else None,
+        "illegal": illegal,
         "problem": problem,
         "players": [],
         "scores": {},
@@ -157,7 +157,7 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
     game = referee.game
     entries = log.update(game)
     last_move = next((a for a in reversed(game.history) if isinstance(a, Move)), None)
-    highlight = state["illegal"]["cells"] if state["illegal"] else ()
+    highlight = illegal["cells"] if illegal else ()
     state.update(
         players=list(game.players),
         scores=game.scores,

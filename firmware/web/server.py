@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from engine import FormatError, RefereeError
+from engine import FormatError, Move, RefereeError
 
 from ..diagram import draw
 from ..export import FORMATS, MEDIA, export
@@ -384,7 +384,7 @@ class WebServer:
         if not 0 <= move <= len(game.history):
             raise web.HTTPBadRequest(reason="no such move")
         action = game.history[move - 1] if move else None
-        last = action.cells() if action is not None and hasattr(action, "cells") else ()
+        last = action.cells() if isinstance(action, Move) else ()
         svg = draw(replayed(game, move), last=last).to_svg()
         return web.Response(text=svg, content_type="image/svg+xml")
 

@@ -2,6 +2,7 @@
 verdicts by itself, flags an illegal placement and replays finished games. One browser session
 for the module."""
 
+import json
 import time
 
 import pytest
@@ -25,7 +26,7 @@ def page(tmp_path_factory):
     duo = random_game("blokus-duo", 2)
     save_record(duo, tmp / "records", "20260101-120000-blokus-duo")
     server = WebServer("127.0.0.1", 0, records_dir=tmp / "records").start()
-    loop, table = make_loop(server.feed, tmp)
+    loop, table = make_loop(server.feed, tmp, seed=1)  # a short game: 17 steps
     step_until_moves(loop, table, 2)
     driver = browser.chrome()
     driver.get(server.url)
@@ -96,7 +97,7 @@ def test_an_illegal_placement_is_shown_in_red_with_the_cells_to_fix(page):
             else None
         )
     )
-    verdict = loop._illegal
+    verdict = loop.illegal
     assert verdict.reason in banner.text
     for cell in verdict.cells:
         assert cell in banner.text
@@ -129,6 +130,33 @@ def test_a_finished_game_replays_move_by_move(page):
     assert links == ["sgf", "txt", "jsonl"]
 
 
+def test_a_hand_over_the_board_and_the_end_of_the_game_are_shown(page):
+    driver, wait, loop, table, _ = page
+    while not table.finished and loop.phase == Phase.ILLEGAL:  # the red banner goes first
+        _step(loop, table)
+    while not table.finished and not server_state(loop)["occluded"]:
+        _step(loop, table)
+    wait.until(lambda d: d.find_element("id", "banner").text == "Hand over the board…")
+    while not table.finished:
+        _step(loop, table)
+    game = loop.referee.game
+    assert game.is_over
+    expected = "Game over: a draw" if game.winner == "draw" else f"Game over: {game.winner} wins"
+    wait.until(lambda d: d.find_element("id", "banner").text == expected)
+    assert _scores(driver) == game.scores
+    wait.until(lambda d: len(d.find_elements("css selector", "#games a")) == 2)  # listed too
+
+
+def server_state(loop) -> dict:
+    return json.loads(loop.feed.sink.__self__.hub.state)
+
+
+def _step(loop, table) -> None:
+    loop.step()
+    for event in table.take_events():
+        loop.event(event)
+
+
 def test_the_page_breaks_none_of_its_own_policy(page):
     driver = page[0]
     problems = [
@@ -137,3 +165,49 @@ def test_the_page_breaks_none_of_its_own_policy(page):
         if entry["level"] == "SEVERE" or "Content Security Policy" in entry["message"]
     ]
     assert problems == []
+
+
+def test_the_page_reconnects_by_itself_when_the_server_comes_back(page, tmp_path):
+    """A phone that slept, or a referee restarted: the stream drops, the page comes back."""
+    driver, wait, _, _, _ = page
+    first = WebServer("127.0.0.1", 0, records_dir=tmp_path).start()
+    port = first.port
+    first.publish(
+        {
+            "seq": 1,
+            "game": None,
+            "phase": "find board",
+            "status": "first",
+            "scores": {},
+            "log": [],
+            "diagram": None,
+            "over": False,
+            "occluded": False,
+            "illegal": None,
+            "problem": None,
+            "to_move": None,
+        }
+    )
+    driver.get(first.url)
+    wait.until(lambda d: d.find_element("id", "banner").text == "first")
+    first.stop()
+    wait.until(lambda d: d.find_element("id", "connection").text == "reconnecting…")
+    with WebServer("127.0.0.1", port, records_dir=tmp_path) as second:
+        second.publish(
+            {
+                "seq": 1,
+                "game": None,
+                "phase": "find board",
+                "status": "second",
+                "scores": {},
+                "log": [],
+                "diagram": None,
+                "over": False,
+                "occluded": False,
+                "illegal": None,
+                "problem": None,
+                "to_move": None,
+            }
+        )
+        wait.until(lambda d: d.find_element("id", "banner").text == "second")
+        assert driver.find_element("id", "connection").text == "live"
