@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine import Event, FormatError, Game, game_class
+from engine import Event, FormatError, Game, Move, game_class
 
 from .journal import FORMAT, Journal, JournalError
 
@@ -91,20 +91,46 @@ def replayed(game: Game, upto: int | None = None) -> Game:
     return out
 
 
+class MoveLog:
+    """The move list with score changes, kept up to date one action at a time (a full replay only
+    after an undo)."""
+
+    def __init__(self) -> None:
+        self._game: Game | None = None
+        self._actions: list[Move | Event] = []
+        self.entries: list[Entry] = []
+
+    def update(self, game: Game) -> list[Entry]:
+        """The entries of ``game``'s history."""
+        history = list(game.history)
+        if (
+            self._game is None
+            or self._game.name != game.name
+            or self._game.options != game.options
+            or history[: len(self._actions)] != self._actions
+        ):
+            self._game, self._actions, self.entries = fresh(game), [], []
+        for action in history[len(self._actions) :]:
+            self._add(action)
+        return self.entries
+
+    def _add(self, action: Move | Event) -> None:
+        game = self._game
+        assert game is not None
+        player = action.player if isinstance(action, Event) and action.player else game.to_move
+        before = game.scores
+        _apply(game, action)
+        after = game.scores
+        change = {p: after[p] - before.get(p, 0) for p in after if after[p] != before.get(p, 0)}
+        name = action.name if isinstance(action, Event) else str(action)
+        number = len(self._actions) + 1
+        self.entries.append(Entry(number, player, name, isinstance(action, Move), change, after))
+        self._actions.append(action)
+
+
 def log(game: Game) -> list[Entry]:
     """Every action of ``game`` with its player, score change and the scores after it."""
-    out = fresh(game)
-    entries = []
-    for number, action in enumerate(game.history, 1):
-        player = action.player if isinstance(action, Event) and action.player else out.to_move
-        before = out.scores
-        _apply(out, action)
-        after = out.scores
-        change = {p: after[p] - before.get(p, 0) for p in after if after[p] != before.get(p, 0)}
-        is_move = not isinstance(action, Event)
-        name = str(action) if is_move else action.name  # type: ignore[union-attr]
-        entries.append(Entry(number, player, name, is_move, change, after))
-    return entries
+    return list(MoveLog().update(game))
 
 
 def _apply(game: Game, action: object) -> None:

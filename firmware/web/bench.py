@@ -7,7 +7,8 @@ after the headers (their receive buffers are 4 kB), the others read everything a
 every state the loop publishes (every verdict, turn, hand over the board...), latency = the time
 a reading viewer has its last byte - the time the loop built the state right after the verdict
 (one clock, one machine). The loop's own cost of the page is the time spent in
-``feed.observe`` per frame.
+``feed.observe`` per frame; and the same game is refereed first with no viewer at all, so that
+the loop's frame times with and without the 20 viewers can be compared.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ class WebBench:
     dropped: int
     feed_ms_median: float
     feed_ms_max: float
+    frame_ms_p50_alone: float
+    frame_ms_p95_alone: float
+    frame_ms_p50_viewed: float
+    frame_ms_p95_viewed: float
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``--json``."""
@@ -108,55 +113,73 @@ class WebBench:
         return out
 
 
-def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> WebBench:
-    """Referee one scripted game with ``clients`` viewers on the page (``stalled`` never read)."""
+def _referee(game: str, seed: int, server: WebServer, tmp: Path) -> tuple[list, TimedFeed]:
+    """Referee the scripted game with ``server``'s feed: the wall ms of every frame, the feed."""
     script = scripted_game(game, seed=seed, **({"players": 3} if game == "spectrangle" else {}))
     table = SimulatedTable(script, seed=seed, fps=10.0)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "records") as server,
-    ):
-        viewers = [Viewer(server.port, reads=i >= stalled) for i in range(clients)]
-        for viewer in viewers:
-            viewer.start()
-        time.sleep(0.5)  # every stream is open before the game starts
-        feed = TimedFeed(server.feed)
-        loop = RefereeLoop(
-            table,
-            Display(dummy(width=128, height=64, mode="1")),
-            game=game,
-            options=script.options,
-            journal_dir=Path(tmp) / "journal",
-            records_dir=Path(tmp) / "records",
-            actions=table.next_action,
-            feed=feed,
-        )
-        while not table.finished:
-            loop.step()
-            for event in table.take_events():
-                loop.event(event)
-        loop.close()
-        time.sleep(1.0)  # the last states reach the viewers
-        dropped = server.hub.dropped
-        for viewer in viewers:
-            viewer.close()
+    feed = TimedFeed(server.feed)
+    loop = RefereeLoop(
+        table,
+        Display(dummy(width=128, height=64, mode="1")),
+        game=game,
+        options=script.options,
+        journal_dir=tmp / "journal",
+        records_dir=tmp / "records",
+        actions=table.next_action,
+        feed=feed,
+    )
+    frame_ms = []
+    while not table.finished:
+        start = time.perf_counter()
+        loop.step()
+        for event in table.take_events():
+            loop.event(event)
+        frame_ms.append((time.perf_counter() - start) * 1000)
+    loop.close()
+    return frame_ms, feed
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
+def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> WebBench:
+    """Referee one scripted game alone, then with ``clients`` viewers on the page (``stalled``
+    of them never reading)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "a") as server:
+            alone, _ = _referee(game, seed, server, Path(tmp) / "a")
+        with WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "b") as server:
+            viewers = [Viewer(server.port, reads=i >= stalled) for i in range(clients)]
+            for viewer in viewers:
+                viewer.start()
+            time.sleep(0.5)  # every stream is open before the game starts
+            viewed, feed = _referee(game, seed, server, Path(tmp) / "b")
+            time.sleep(1.0)  # the last states reach the viewers
+            dropped = server.hub.dropped
+            for viewer in viewers:
+                viewer.close()
     readers = [v for v in viewers if v.reads]
     sent = max((max(v.arrivals, default=0) for v in readers), default=0)
     latencies = [arrival - built for v in readers for built, arrival in v.arrivals.values()]
     missed = sum(1 for v in readers for seq in range(2, sent + 1) if seq not in v.arrivals)
-    latencies.sort()
     return WebBench(
         game,
         clients,
         stalled,
         sent,
         statistics.median(latencies),
-        latencies[int(0.95 * (len(latencies) - 1))],
-        latencies[-1],
+        _quantile(latencies, 0.95),
+        max(latencies),
         missed,
         dropped,
         statistics.median(feed.ms),
         max(feed.ms),
+        statistics.median(alone),
+        _quantile(alone, 0.95),
+        statistics.median(viewed),
+        _quantile(viewed, 0.95),
     )
 
 
@@ -173,6 +196,9 @@ def cmd_bench_web(args: argparse.Namespace) -> int:
             f"max {result.latency_s_max * 1000:.1f} ms (budget {BUDGET_S * 1000:.0f} ms); "
             f"{result.missed} states missed by readers, {result.dropped} viewers dropped; "
             f"the loop spends median {result.feed_ms_median:.2f} ms, max "
-            f"{result.feed_ms_max:.1f} ms a frame on the page"
+            f"{result.feed_ms_max:.1f} ms a frame on the page; loop frame median/p95 "
+            f"{result.frame_ms_p50_alone:.1f}/{result.frame_ms_p95_alone:.1f} ms with no viewer, "
+            f"{result.frame_ms_p50_viewed:.1f}/{result.frame_ms_p95_viewed:.1f} ms with "
+            f"{result.clients}"
         )
     return 0 if result.latency_s_max <= BUDGET_S and result.missed == 0 else 1

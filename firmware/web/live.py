@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine import AMBIGUOUS, Event, Game, Move
+from engine import AMBIGUOUS, Move
 
 from ..diagram import draw
-from ..records import Entry, fresh
+from ..records import MoveLog
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,46 +38,6 @@ class CameraView:
     pose: BoardPose
     t: float
     seq: int
-
-
-class MoveLog:
-    """The move list with score changes, kept up to date one action at a time (a full replay only
-    after an undo)."""
-
-    def __init__(self) -> None:
-        self._game: Game | None = None
-        self._actions: list[Move | Event] = []
-        self.entries: list[Entry] = []
-
-    def update(self, game: Game) -> list[Entry]:
-        """The entries of ``game``'s history."""
-        history = list(game.history)
-        if (
-            self._game is None
-            or self._game.name != game.name
-            or self._game.options != game.options
-            or history[: len(self._actions)] != self._actions
-        ):
-            self._game, self._actions, self.entries = fresh(game), [], []
-        for action in history[len(self._actions) :]:
-            self._add(action)
-        return self.entries
-
-    def _add(self, action: Move | Event) -> None:
-        game = self._game
-        assert game is not None
-        player = action.player if isinstance(action, Event) and action.player else game.to_move
-        before = game.scores
-        if isinstance(action, Event):
-            game.handle(action)
-        else:
-            game.play(action)
-        after = game.scores
-        change = {p: after[p] - before.get(p, 0) for p in after if after[p] != before.get(p, 0)}
-        name = action.name if isinstance(action, Event) else str(action)
-        number = len(self._actions) + 1
-        self.entries.append(Entry(number, player, name, isinstance(action, Move), change, after))
-        self._actions.append(action)
 
 
 class LiveFeed:

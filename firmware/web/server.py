@@ -206,8 +206,9 @@ class WebServer:
     # ----------------------------------------------------------------- life cycle
     @property
     def url(self) -> str:
-        """The page's address."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """The page's address (on every interface: the one on the LAN, for the QR code)."""
+        host = lan_address() if self.host in ("", "0.0.0.0", "::") else self.host
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}/"
 
     def start(self) -> WebServer:

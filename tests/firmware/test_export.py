@@ -124,3 +124,16 @@ def test_diagram_writes_svg_and_png_of_any_move(records, tmp_path, capsys):
     assert main(["diagram", str(path), "--move", "999", "--out", str(svg)]) == 2
     assert main(["diagram", str(path), "--out", str(tmp_path / "g.gif")]) == 2
     assert "--out must end in .svg or .png" in capsys.readouterr().err
+
+
+def test_the_live_move_log_follows_moves_and_undos():
+    from firmware.records import MoveLog
+
+    game = random_game("spectrangle", 5, actions=6)
+    live = MoveLog()
+    assert live.update(game) == log(game)
+    game.undo()
+    game.undo()
+    assert live.update(game) == log(game)  # rebuilt after an undo
+    game.play(next(iter(game.legal_moves())))
+    assert live.update(game) == log(game) and len(live.entries) == len(game.history)

@@ -52,6 +52,7 @@ function moveItem(entry) {
 }
 
 function render(s) {
+  const ended = s.over && !(state && state.over);
   state = s;
   $("title").textContent = s.game ? `tabletop referee: ${s.game}` : "tabletop referee";
   const banner = $("banner");
@@ -93,7 +94,7 @@ function render(s) {
   moves.scrollTop = moves.scrollHeight;
   if (s.game) links($("downloads"), "/api/export", s.game);
   refreshCamera();
-  if (s.over) loadGames();
+  if (ended) loadGames(); // the game just saved joins the finished ones
 }
 
 function refreshCamera() {
