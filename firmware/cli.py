@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="camera LO to HI times the closest distance that keeps the mat in view "
         "(vision; default: the corpus's 1.0,1.15)",
     )
-    p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory runs (loop, web)")
     p.add_argument("--clients", type=int, default=20, help="viewers on the live page (web)")
     p.add_argument("--stalled", type=int, default=5, help="of them, never reading (web)")
     p.add_argument("--json", action="store_true")

@@ -8,16 +8,22 @@ every state the loop publishes (every verdict, turn, hand over the board...), la
 a reading viewer has its last byte - the time the loop built the state right after the verdict
 (one clock, one machine). The loop's own cost of the page is the time spent in
 ``feed.observe`` per frame; and the same game is refereed first with no viewer at all, so that
-the loop's frame times with and without the 20 viewers can be compared.
+the loop's frame times and the process's peak memory with and without the 20 viewers can be
+compared. Unless ``--no-memory``, ``referee run`` refereeing the synthetic game is started
+twice, without and with ``--web``, and each one's peak resident memory is read back.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
+import resource
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -102,6 +108,10 @@ class WebBench:
     frame_ms_p95_alone: float
     frame_ms_p50_viewed: float
     frame_ms_p95_viewed: float
+    rss_mb_alone: float
+    rss_mb_viewed: float
+    run_mb: float | None = None
+    run_web_mb: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``--json``."""
@@ -150,6 +160,7 @@ def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> 
     with tempfile.TemporaryDirectory() as tmp:
         with WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "a") as server:
             alone, _ = _referee(game, seed, server, Path(tmp) / "a")
+        rss_alone = _peak_rss_mb()
         with WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "b") as server:
             viewers = [Viewer(server.port, reads=i >= stalled) for i in range(clients)]
             for viewer in viewers:
@@ -160,6 +171,7 @@ def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> 
             dropped = server.hub.dropped
             for viewer in viewers:
                 viewer.close()
+        rss_viewed = _peak_rss_mb()
     readers = [v for v in viewers if v.reads]
     sent = max((max(v.arrivals, default=0) for v in readers), default=0)
     latencies = [arrival - built for v in readers for built, arrival in v.arrivals.values()]
@@ -180,12 +192,54 @@ def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> 
         _quantile(alone, 0.95),
         statistics.median(viewed),
         _quantile(viewed, 0.95),
+        rss_alone,
+        rss_viewed,
     )
+
+
+def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> float:
+    """Peak resident memory (MB) of ``referee run [EXTRA]`` refereeing a whole synthetic game,
+    read from the child's own ``VmHWM`` while it runs (``getrusage`` would also count the pages
+    a child inherits from this process when it is forked)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "bench.toml"
+        config.write_text(
+            f'[camera]\nsource = "synthetic"\nfps = 10.0\nsynthetic_game = "{game}"\n'
+            f'seed = {seed}\n[display]\ndriver = "dummy"\n'
+            f'[journal]\ndirectory = "{tmp}/journal"\nrecords = "{tmp}/records"\n',
+            encoding="utf-8",
+        )
+        command = [sys.executable, "-m", "firmware.cli", "run", "--game", game]
+        command += ["--config", str(config), "--fps", "1000", *(extra or [])]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        status = Path(f"/proc/{child.pid}/status")
+        peak_kb = 0
+        while child.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak_kb = max(peak_kb, int(line.split()[1]))
+            time.sleep(0.1)
+        if child.returncode:
+            raise subprocess.CalledProcessError(child.returncode, command)
+    return peak_kb / 1024
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident set size so far (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def cmd_bench_web(args: argparse.Namespace) -> int:
     """Entry point of ``referee bench web``: prints the figures; exit 1 over the budget."""
-    result = bench_web(args.game or "blokus-duo", clients=args.clients, stalled=args.stalled)
+    game = args.game or "blokus-duo"
+    result = bench_web(game, clients=args.clients, stalled=args.stalled)
+    if not args.no_memory:
+        result = dataclasses.replace(
+            result,
+            run_mb=run_peak_mb(game),
+            run_web_mb=run_peak_mb(game, ["--web", "127.0.0.1:0"]),
+        )
     if args.json:
         print(json.dumps(result.to_json()))
     else:
@@ -199,6 +253,13 @@ def cmd_bench_web(args: argparse.Namespace) -> int:
             f"{result.feed_ms_max:.1f} ms a frame on the page; loop frame median/p95 "
             f"{result.frame_ms_p50_alone:.1f}/{result.frame_ms_p95_alone:.1f} ms with no viewer, "
             f"{result.frame_ms_p50_viewed:.1f}/{result.frame_ms_p95_viewed:.1f} ms with "
-            f"{result.clients}"
+            f"{result.clients}; peak memory {result.rss_mb_alone:.0f} MB with no viewer, "
+            f"{result.rss_mb_viewed:.0f} MB after the viewers (the viewers' threads included)"
+            + (
+                ""
+                if result.run_mb is None
+                else f"; referee run peak memory {result.run_mb:.0f} MB, "
+                f"with --web {result.run_web_mb:.0f} MB"
+            )
         )
     return 0 if result.latency_s_max <= BUDGET_S and result.missed == 0 else 1

@@ -116,6 +116,9 @@ def test_a_finished_game_replays_move_by_move(page):
             d.find_element("id", "step-label").text == f"{len(duo.history)} / {len(duo.history)}"
         )
     )
+    final = driver.find_element("id", "replay-move").text  # the last move and the final scores
+    assert str(duo.history[-1]) in final
+    assert all(f"{player} {score}" in final for player, score in duo.scores.items())
     driver.find_element("id", "first").click()
     driver.find_element("id", "next").click()
     first = duo.history[0]
