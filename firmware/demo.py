@@ -12,7 +12,6 @@ players did.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import sys
 import tempfile
@@ -158,10 +157,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 2
         print(f"referee: live page at {server.url}", flush=True)
     failed = 0
+    try:
+        failed = _play_all(names, out_dir, args, server.feed if server is not None else None)
+        if server is not None:
+            print(f"referee: the page stays at {server.url}; Ctrl-C to stop", flush=True)
+            while True:
+                time.sleep(1.0)
+    except KeyboardInterrupt:
+        if server is None:
+            raise
+        print("referee: stopped", flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+    return 1 if failed else 0
+
+
+def _play_all(names: list[str], out_dir: Path, args: argparse.Namespace, feed: Any) -> int:
+    """Play every game of the demo, printing each one's result; how many went wrong."""
+    failed = 0
     total = time.perf_counter()
     for name in names:
         print(f"== {name} ==", flush=True)
-        feed = server.feed if server is not None else None
         result = play_demo_game(name, out_dir, seed=args.seed, echo=not args.quiet, feed=feed)
         scores = ", ".join(f"{p} {s}" for p, s in result.scores.items())
         print(
@@ -173,10 +190,4 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"!! {result.mismatches} verdicts differ from what the players did", flush=True)
             failed += 1
     print(f"demo finished in {time.perf_counter() - total:.1f} s", flush=True)
-    if server is not None:
-        print(f"referee: the page stays at {server.url}; Ctrl-C to stop", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            while True:
-                time.sleep(1.0)
-        server.stop()
-    return 1 if failed else 0
+    return failed

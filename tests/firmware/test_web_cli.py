@@ -26,7 +26,7 @@ def test_demo_web_serves_the_game_being_played(tmp_path):
         "--web",
         "127.0.0.1:0",
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline()
         assert line.startswith("referee: live page at http://127.0.0.1:")
@@ -39,8 +39,10 @@ def test_demo_web_serves_the_game_being_played(tmp_path):
                 state = json.loads(answer.read())
         assert state["game"] == "gobblet" and state["moves"], state
     finally:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=20)
+        process.send_signal(signal.SIGINT)  # Ctrl-C in the middle of a game
+        _, err = process.communicate(timeout=20)
+    assert "Traceback" not in err
+    assert process.returncode == 0
 
 
 @pytest.mark.parametrize("command", ["demo", "run"])
@@ -61,3 +63,43 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"referee: cannot serve the page on 127.0.0.1:{port}")
     assert len(err.splitlines()) == 1
+
+
+def test_run_web_serves_the_appliances_game(tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[camera]\nsource = "synthetic"\nfps = 10.0\nsynthetic_game = "gobblet"\nseed = 1\n'
+        '[display]\ndriver = "dummy"\n'
+        f'[journal]\ndirectory = "{tmp_path}/journal"\nrecords = "{tmp_path}/records"\n',
+        encoding="utf-8",
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "firmware.cli",
+        "run",
+        "--game",
+        "gobblet",
+        "--config",
+        str(config),
+        "--fps",
+        "30",
+        "--web",
+        "127.0.0.1:0",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("referee: live page at http://127.0.0.1:"), line
+        url = line.split(" at ")[1].strip()
+        deadline = time.monotonic() + 60
+        state = {}
+        while time.monotonic() < deadline and not state.get("moves") and process.poll() is None:
+            time.sleep(0.2)
+            with urllib.request.urlopen(url + "api/state", timeout=5) as answer:
+                state = json.loads(answer.read())
+        assert state["game"] == "gobblet" and state["moves"], state
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+    assert process.returncode == 0
