@@ -12,6 +12,8 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from engine import FormatError
+
 from .actions import Action, action_for_key
 from .camera import CameraError, open_camera
 from .config import Config, ConfigError, load_config
@@ -124,20 +126,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"referee: {exc}", file=sys.stderr)
         return 2
     journal_dir = config.journal.directory.expanduser()
-    try:  # before the camera and the OLED: a second referee must not touch the first one's
-        lock = claim(journal_dir, config.journal.records.expanduser())
+    records_dir = config.journal.records.expanduser()
+    try:  # before the page, the camera and the OLED: a second referee touches none of them
+        lock = claim(journal_dir, records_dir)
     except JournalLockError as exc:
         print(f"referee: {exc}", file=sys.stderr)
         return 2
+    server = None
     try:
+        if args.web is not None:
+            from .web.server import lan_address, start_server
+
+            server = start_server(args.web, lan_address(), records_dir)
         camera = open_camera(config.camera)
         device = make_device(config.display)
-    except (CameraError, DisplayError) as exc:
+    except (CameraError, DisplayError, OSError, FormatError) as exc:
+        if server is not None:
+            server.stop()
         lock.release()
         print(f"referee: {exc}", file=sys.stderr)
         return 2
     if window:
         print(f"referee: {window}", flush=True)
+    if server is not None:
+        print(f"referee: live page at {server.url}", flush=True)
     game = args.game or (None if config.game.default == "auto" else config.game.default)
 
     def report(r: Report) -> None:
@@ -148,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         Display(device),
         game=game,
         journal_dir=journal_dir,
-        records_dir=config.journal.records.expanduser(),
+        records_dir=records_dir,
         frames_dir=config.record.frames_dir(config.journal),
         journal_lock=lock,
         # the simulated table plays its script from the start: always a new game
@@ -156,6 +168,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         alarm=_alarm(config),
         settle_time=config.vision.settle_seconds,
         on_report=report,
+        feed=server.feed if server is not None else None,
+        web_url=server.url if server is not None else None,
     )
     buttons, note = (None, "") if config.display.driver == "window" else _buttons(config)
     loop.actions = _actions(camera, buttons, config.display.driver == "window")
@@ -173,6 +187,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         camera.close()
         if buttons is not None:
             buttons.close()
+        if server is not None:
+            server.stop()
         with contextlib.suppress(Exception):
             device.cleanup()
     return 0

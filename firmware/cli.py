@@ -109,6 +109,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .bench_loop import cmd_bench_loop
 
         return cmd_bench_loop(args)
+    if args.target == "web":
+        from .web.bench import cmd_bench_web
+
+        return cmd_bench_web(args)
     if args.photos is not None:
         if args.target != "vision":
             print("referee: --photos is for the vision benchmark", file=sys.stderr)
@@ -210,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--webcam", type=int, metavar="N", help="USB camera N (0: /dev/video0); screens in a window"
     )
     p.add_argument("--frames", type=_positive_int, help="stop after this many frames")
+    p.add_argument(
+        "--web",
+        nargs="?",
+        const="8080",
+        metavar="[HOST:]PORT",
+        help="serve the live page (default port 8080 on this machine's LAN address)",
+    )
     p.set_defaults(func=_lazy("firmware.appliance", "cmd_run"))
 
     p = sub.add_parser("doctor", help="check camera, markers, display and buttons")
@@ -221,10 +232,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="seed of the scripted games")
     p.add_argument("--quiet", action="store_true", help="only the final scores")
     p.add_argument("--out", default="out/demo", help="folder of the screens' GIFs and records")
+    p.add_argument(
+        "--web",
+        nargs="?",
+        const="8080",
+        metavar="[HOST:]PORT",
+        help="serve the live page (default 127.0.0.1:8080) and play in real time",
+    )
     p.set_defaults(func=_lazy("firmware.demo", "cmd_demo"))
 
     p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
-    p.add_argument("target", choices=["engine", "vision", "loop"])
+    p.add_argument("target", choices=["engine", "vision", "loop", "web"])
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
     p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
@@ -259,13 +277,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="camera LO to HI times the closest distance that keeps the mat in view "
         "(vision; default: the corpus's 1.0,1.15)",
     )
-    p.add_argument("--no-memory", action="store_true", help="skip the memory run (loop)")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory runs (loop, web)")
+    p.add_argument("--clients", type=int, default=20, help="viewers on the live page (web)")
+    p.add_argument("--stalled", type=int, default=5, help="of them, never reading (web)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
 
     from vision.train.cli import add_parser as add_train
 
     add_train(sub)
+
+    from .export import add_parsers as add_export
+
+    add_export(sub)
     return parser
 
 

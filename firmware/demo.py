@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine import GAMES
 from engine.referee import describe
@@ -53,9 +55,15 @@ class DemoResult:
 
 
 def play_demo_game(
-    name: str, out_dir: Path, seed: int = 7, echo: bool = True, journal_dir: Path | None = None
+    name: str,
+    out_dir: Path,
+    seed: int = 7,
+    echo: bool = True,
+    journal_dir: Path | None = None,
+    feed: Any = None,
 ) -> DemoResult:
-    """Film, read and referee one scripted game; print each verdict when ``echo``."""
+    """Film, read and referee one scripted game; print each verdict when ``echo``. With ``feed``
+    (the live page's) the loop tells it everything and the game is played in real time."""
     start = time.perf_counter()
     script = scripted_game(name, seed=seed, **_options(name))
     table = SimulatedTable(script, seed=seed)
@@ -85,11 +93,15 @@ def play_demo_game(
             actions=table.next_action,
             on_report=report,
             settle_time=0.4,
+            feed=feed,
         )
         frames = 0
+        started = time.monotonic()
         while not table.finished:
             loop.step()
             frames += 1
+            if feed is not None:  # real time, for the people watching the page
+                time.sleep(max(0.0, started + table.t - time.monotonic()))
             for event in table.take_events():
                 loop.event(event)
             if loop.phase == Phase.CONFIRM and loop._pending is not None:
@@ -134,11 +146,42 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Entry point of ``referee demo``."""
     names = [args.game] if args.game else list(DEMO_GAMES)
     out_dir = Path(args.out)
+    server = None
+    if args.web is not None:
+        from engine import FormatError
+
+        from .web.server import start_server
+
+        try:
+            server = start_server(args.web, "127.0.0.1", [out_dir / n / "records" for n in names])
+        except (OSError, FormatError) as exc:
+            print(f"referee: {exc}", file=sys.stderr)
+            return 2
+        print(f"referee: live page at {server.url}", flush=True)
+    failed = 0
+    try:
+        failed = _play_all(names, out_dir, args, server.feed if server is not None else None)
+        if server is not None:
+            print(f"referee: the page stays at {server.url}; Ctrl-C to stop", flush=True)
+            while True:
+                time.sleep(1.0)
+    except KeyboardInterrupt:
+        if server is None:
+            raise
+        print("referee: stopped", flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+    return 1 if failed else 0
+
+
+def _play_all(names: list[str], out_dir: Path, args: argparse.Namespace, feed: Any) -> int:
+    """Play every game of the demo, printing each one's result; how many went wrong."""
     failed = 0
     total = time.perf_counter()
     for name in names:
         print(f"== {name} ==", flush=True)
-        result = play_demo_game(name, out_dir, seed=args.seed, echo=not args.quiet)
+        result = play_demo_game(name, out_dir, seed=args.seed, echo=not args.quiet, feed=feed)
         scores = ", ".join(f"{p} {s}" for p, s in result.scores.items())
         print(
             f"== {name}: final scores {scores}; winner {result.winner}; {len(result.verdicts)} "
@@ -149,4 +192,4 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"!! {result.mismatches} verdicts differ from what the players did", flush=True)
             failed += 1
     print(f"demo finished in {time.perf_counter() - total:.1f} s", flush=True)
-    return 1 if failed else 0
+    return failed

@@ -86,6 +86,8 @@ class RefereeLoop:
     With ``frames_dir`` the frame of every accepted position is saved there with its truth
     (:mod:`.recorder`). The loop holds the journal's lock (:mod:`.lock`) until :meth:`close`:
     ``journal_lock`` when the caller took it already, else it takes it (``JournalLockError``).
+    ``feed`` (optional, e.g. the live page's :class:`~firmware.web.live.LiveFeed`) is told after
+    every frame and button press: ``feed.observe(loop, frame, result)``; it must not block.
     """
 
     #: Seconds without a board before the screen says so (a hand over every marker is brief).
@@ -109,8 +111,13 @@ class RefereeLoop:
         alarm: Any = None,
         settle_time: float = 0.4,
         on_report: Callable[[Report], None] | None = None,
+        feed: Any = None,
+        web_url: str | None = None,
     ) -> None:
         self.camera = camera
+        self.feed = feed
+        self.web_url = web_url
+        self._phone_page = False  # the QR code stays until the next button press
         self.display = display
         self.alarm = alarm
         self.actions = actions or (lambda: None)
@@ -137,6 +144,11 @@ class RefereeLoop:
         self.problems: tuple[str, ...] = ()
         if game is not None:
             self._open_game(game, options)
+
+    @property
+    def illegal(self) -> Verdict | None:
+        """The illegal placement waiting to be put right (``None`` when there is none)."""
+        return self._illegal
 
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
@@ -190,6 +202,7 @@ class RefereeLoop:
         if not ok or frame is None:
             self._show_current()
             self.display.tick(t)
+            self._observed()
             return
         result = self.vision.process(frame, t)
         if not self.status and result.pose is not None and result.pose.too_far:
@@ -198,6 +211,12 @@ class RefereeLoop:
         for event in self.events():
             self.event(event)
         self.display.tick(t)
+        self._observed(frame, result)
+
+    def _observed(self, frame: np.ndarray | None = None, result: FrameResult | None = None) -> None:
+        """Tell the feed (the live page) what just happened."""
+        if self.feed is not None:
+            self.feed.observe(self, frame, result)
 
     def run(
         self, until: Callable[[], bool] | None = None, fps: float = 10.0, frames: int | None = None
@@ -298,6 +317,10 @@ class RefereeLoop:
         if self.phase == Phase.CONFIRM and self._pending is not None:
             self._confirm(action)
             return
+        if self._phone_page:  # any button puts the QR code away
+            self._phone_page = False
+            self._show_current()
+            return
         choice = self.menu.handle(action)
         if self.menu.is_open:
             self._show(
@@ -311,6 +334,7 @@ class RefereeLoop:
         elif action is Action.UNDO and self.referee is not None:
             self.event(Event("undo"))
         self._show_current()
+        self._observed()
 
     def event(self, event: Event) -> Outcome | None:
         """Apply a button event (pass, exchange, end, undo, start...) as if pressed."""
@@ -330,6 +354,7 @@ class RefereeLoop:
             self._illegal = None
             self.vision.reset()
         self._after(outcome, None, None)
+        self._observed()
         return outcome
 
     def _menu_choice(self, item: MenuItem) -> None:
@@ -344,6 +369,8 @@ class RefereeLoop:
             self.event(Event("start", data={"players": max(2, players)}))
         elif item is MenuItem.TEAMS and game is not None and game.name == "spectrangle":
             self.event(Event("start", data={"players": 4, "teams": True}))
+        elif item is MenuItem.PHONE:
+            self._phone_page = True
 
     def _confirm(self, action: Action) -> None:
         pending = self._pending
@@ -373,6 +400,9 @@ class RefereeLoop:
         """The screen of the current phase."""
         referee = self.referee
         if self.menu.is_open:
+            return
+        if self._phone_page:
+            self._show(screens.phone_page(self.web_url))
             return
         if referee is None or self.phase == Phase.FIND_BOARD:
             self._show(screens.board_not_found(status=self.status))

@@ -416,6 +416,40 @@ def game_over(
     return canvas.screen()
 
 
+def phone_page(url: str | None) -> Screen:
+    """The live page's address as a QR code a phone scans (dark modules on lit pixels, as
+    printed codes are), with the address beside it; without a page, how to start one."""
+    canvas = _Canvas()
+    if url is None:
+        canvas.header("Phone page")
+        canvas.lines(wrap("off: start with referee run --web", SMALL, WIDTH - 8, 3), 18, SMALL, 12)
+        return canvas.screen()
+    import segno
+
+    code = segno.make(url, error="l", micro=False)
+    border = 1
+    modules = code.symbol_size(scale=1, border=border)[0]
+    scale = max(1, HEIGHT // modules)
+    side = modules * scale
+    top = (HEIGHT - side) // 2
+    canvas.draw.rectangle((0, top, side - 1, top + side - 1), fill=ON)
+    for row, line in enumerate(code.matrix_iter(scale=1, border=border)):
+        for col, dark in enumerate(line):
+            if dark:
+                x, y = col * scale, top + row * scale
+                canvas.draw.rectangle((x, y, x + scale - 1, y + scale - 1), fill=OFF)
+    left = side + 3
+    address = url.removeprefix("http://").rstrip("/")
+    host, _, port = address.rpartition(":")
+    width = WIDTH - left - 1
+    canvas.text((left, 8), "scan for", SMALL, width=width)
+    canvas.text((left, 19), "the live page", SMALL, width=width)
+    canvas.text((left, 38), host or address, TINY, width=width)
+    if port:
+        canvas.text((left, 49), f"port {port}", TINY, width=width)
+    return canvas.screen()
+
+
 def inverted(image: Image.Image) -> Image.Image:
     """The negative of a 1-bit screen image (how a flashing screen alternates)."""
     return image.point(lambda value: OFF if value else ON)
