@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from vision.synth import Domain, random_board_shift, random_position, render_scene
+from vision.synth.paint import Painter, circle
 from vision.synth.photo import Response, camera_curve, lamp_gains
-from vision.synth.pieces import _bell_profile
+from vision.synth.pieces import _bell_profile, _facets
 from vision.synth.vary import jitter
 
 #: SHA-256 (first 16 hex digits) of nominal renders made before the domain randomisation.
@@ -131,3 +132,21 @@ def test_a_phone_or_cup_over_cells_hides_them_and_occludes_the_scene(game):
                     assert name in scene.hidden
         covering += bool(scene.hidden_markers or scene.occluded)
     assert covering
+
+
+def test_faceted_solids_are_darker_on_the_side_away_from_a_low_lamp():
+    """A faceted ring's facets face round the axis, so under a lamp low on one side and little
+    ambient light the facet towards it is lit and the one away from it is not; the nominal
+    ambient share gives the nominal shading."""
+    ring = circle((0.0, 0.0), 20.0, -10.0, 28)
+    faces = _facets(ring, np.array([0.0, 0.0, -10.0]), -0.5, np.array([200.0, 200.0, 200.0]))
+    assert len(faces) == 7
+    lamp = np.array([1000.0, 0.0, -300.0])  # far off on +x, low
+    painter = Painter(np.zeros((4, 4, 3), np.uint8), None, lamp, 100.0, ambient=0.2)
+    centres = np.array([f.polygons[0][1:].mean(axis=0) for f in faces])
+    shade = painter.lambert(centres, np.array([f.normal for f in faces]))
+    towards = int(np.argmax(centres[:, 0]))
+    away = int(np.argmin(centres[:, 0]))
+    assert shade[towards] > 0.8 and shade[away] == pytest.approx(0.2)
+    assert Painter(np.zeros((4, 4, 3), np.uint8), None, lamp, 100.0).diffuse == 0.5
+

@@ -116,6 +116,12 @@ class Domain:
     #: chance of the shadow of an object off the frame across the scene, and its darkness
     cast_shadow: float = 0.0
     cast_shadow_dark: Range = (0.0, 0.0)
+    #: share of a solid's light that comes from all round (the rest from the lamp, by the
+    #: angle of each face): low is a hard, directional light with dark sides away from it
+    ambient: Range = (0.62, 0.62)
+    #: shade the pieces' solids of revolution facet by facet round their axis (each side by its
+    #: own angle to the lamp); False: one shade per ring, as the nominal corpus does
+    faceted: bool = False
 
     # --- hands and distractors (:mod:`.hands`)
     #: skin tones to choose from; empty: ``hands.SKIN_TONES``
@@ -192,6 +198,8 @@ Domain.TRAIN = Domain(
     shadow_soft=(0.7, 6.0),
     cast_shadow=0.3,
     cast_shadow_dark=(0.2, 0.6),
+    ambient=(0.2, 0.62),
+    faceted=True,
     skin_tones=(
         "#fbe3d3", "#f1c7a9", "#e0ac8a", "#c68a64", "#a86b48",
         "#8c5535", "#6b3f26", "#4d2c1c", "#3a2116", "#2a1810",

@@ -74,10 +74,15 @@ class Solid:
     casts: list[np.ndarray] = field(default_factory=list)
 
 
+#: brightness of a face square to the lamp (ambient plus the lamp's share)
+LIT = 1.12
+
+
 class Painter:
     """Projects and fills faces into ``image`` (BGR uint8, modified in place). ``haze`` (0..1)
     is the share of full white a veiling reflection adds to every face of a solid (the sheen of
-    plastic or varnish that lifts black pieces and motifs towards grey)."""
+    plastic or varnish that lifts black pieces and motifs towards grey); ``ambient`` the share
+    of light from all round, the lamp giving the rest up to :data:`LIT` (:meth:`lambert`)."""
 
     def __init__(
         self,
@@ -86,12 +91,15 @@ class Painter:
         lamp: np.ndarray,
         shiny: float,
         haze: float = 0.0,
+        ambient: float = 0.62,
     ) -> None:
         self.image = image
         self.camera = camera
         self.lamp = np.asarray(lamp, dtype=np.float64)
         self.shiny = shiny
         self.haze = haze
+        self.ambient = ambient
+        self.diffuse = round(LIT - ambient, 9)  # 0.5 exactly for the nominal 0.62
         h, w = image.shape[:2]
         self.shadow = np.zeros((h // 2, w // 2), dtype=np.uint8)
         self.glare = np.zeros((h // 2, w // 2), dtype=np.uint8)
@@ -116,7 +124,7 @@ class Painter:
     def lambert(self, points: np.ndarray, normals: np.ndarray) -> np.ndarray:
         """Ambient plus diffuse light on faces at ``points`` (F x 3) with unit ``normals``."""
         cos = (normals * self._unit_to(self.lamp, points)).sum(axis=1)
-        return 0.62 + 0.5 * np.maximum(cos, 0.0)
+        return self.ambient + self.diffuse * np.maximum(cos, 0.0)
 
     def specular(self, points: np.ndarray, normals: np.ndarray) -> np.ndarray:
         """Blinn-Phong highlight (0..1) of the lamp on glossy faces at ``points``."""

@@ -145,17 +145,37 @@ def _bell(
     if vary is not None:
         # turned wood seen from above: rings of the grain, a tone of the piece's own
         rings = vary.tone(rng) * (1 + vary.grain * rng.uniform(-1, 1, len(profile)))
+    faceted = vary is not None and vary.domain.faceted
     solid = Solid(np.array([cx, cy, z0 - height / 2]))
     for i, (t, r) in enumerate(profile):
         t_next, r_next = profile[min(i + 1, len(profile) - 1)]
         slope = (r_next - r) * radius / max((t_next - t) * height, 1e-6)
-        normal = side - UP * slope if i + 1 < len(profile) else UP.copy()
         ring = circle((cx, cy), r * radius, z0 - t * height, 28)
         color = base if vary is None else np.minimum(base * rings[i], 255)
-        solid.faces.append(Face([ring], color, normal / np.linalg.norm(normal)))
+        if i + 1 == len(profile):
+            solid.faces.append(Face([ring], color, UP.copy()))
+        elif faceted:
+            solid.faces += _facets(ring, np.array([cx, cy, z0 - t * height]), slope, color)
+        else:
+            normal = side - UP * slope
+            solid.faces.append(Face([ring], color, normal / np.linalg.norm(normal)))
         if i % 3 == 0:
             solid.casts.append(ring)
     return solid
+
+
+def _facets(ring: np.ndarray, centre: np.ndarray, slope: float, color: np.ndarray) -> list[Face]:
+    """The band of a solid of revolution below ``ring`` (whose radius changes by ``slope`` mm
+    per mm of height) as pie slices from ``centre``, each with its own outward normal, so that
+    the side away from the lamp is darker than the side towards it."""
+    n, per = len(ring), 4
+    faces = []
+    for k in range(0, n, per):
+        arc = ring[[(k + j) % n for j in range(per + 1)]]
+        out = arc[per // 2] - centre
+        normal = out / max(float(np.linalg.norm(out)), 1e-9) - UP * slope
+        faces.append(Face([np.vstack([centre, arc])], color, normal / np.linalg.norm(normal)))
+    return faces
 
 
 #: A Blokus square's corners (TL, TR, BR, BL) and its sides' outward normals, in half-sides.

@@ -154,7 +154,11 @@ def render_scene(
     if board_shift is None or upright:
         board_shift = (0.0, 0.0, 0.0)
     camera, lamp = _placed(camera, lamp, geometry, board_shift)
-    painter = Painter(image, camera, lamp, shiny, 0.0 if vary is None else vary.haze)
+    painter = (
+        Painter(image, camera, lamp, shiny)
+        if vary is None
+        else Painter(image, camera, lamp, shiny, vary.haze, vary.ambient)
+    )
     if not upright:
         board_sides(painter, geometry, surface_z, None if vary is None else vary.board)
         outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)

@@ -82,6 +82,8 @@ class Variation:
     haze: float
     shadow_dark: float
     shadow_soft: float
+    #: ambient share of the light on solids (``Painter``); the lamp gives the rest
+    ambient: float
     response: Response
     #: a second hand, a hand beyond the board (only its arm over it), a ``phone`` or ``cup``
     #: beside the board ("": none), and whether that reaches over the mat
@@ -136,6 +138,7 @@ class Variation:
             if rng.random() < domain.distractor
             else "",
             over_mat=bool(rng.random() < domain.distractor_over_mat),
+            ambient=_ambient(domain, rng),
         )
 
     @property
@@ -151,6 +154,13 @@ class Variation:
         """The random stream of the piece on ``cell``: the same whatever else is on the board
         (a piece put down elsewhere changes nothing about this one)."""
         return np.random.default_rng([self.piece_seed, zlib.crc32(cell.encode())])
+
+
+def _ambient(domain: Domain, rng: np.random.Generator) -> float:
+    """The ambient share of the light, drawn only when ``domain`` varies it (the last draw, so
+    that every other parameter of a domain that does not is as it was)."""
+    lo, hi = domain.ambient
+    return lo if lo == hi else float(rng.uniform(lo, hi))
 
 
 def _turned(domain: Domain, rng: np.random.Generator) -> tuple[float, float, float]:
