@@ -303,6 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe
         print("referee: output closed before the end (broken pipe)", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C in any command that has no stop of its own
+        print("referee: stopped", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -167,7 +167,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 time.sleep(1.0)
     except KeyboardInterrupt:
         if server is None:
-            raise
+            raise  # main() says so and exits 130
         print("referee: stopped", flush=True)
     finally:
         if server is not None:

@@ -3,6 +3,7 @@ problem (and the fix), a non-zero exit, and never a traceback."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +176,19 @@ def test_mat_refuses_a_resolution_that_is_not_positive(tmp_path, dpi, capsys):
         f"referee mat: error: argument --dpi: must be above 0, not '{dpi}'"
     )
     assert not (tmp_path / "mat.png").exists()
+
+
+def test_ctrl_c_in_the_demo_is_one_line_and_exit_130(tmp_path):
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "firmware.cli", "demo", "--game", "gobblet", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert demo.stdout.readline().startswith("== gobblet ==")  # playing now
+    demo.send_signal(signal.SIGINT)
+    _, err = demo.communicate(timeout=60)
+    assert demo.returncode == 130
+    assert err == "referee: stopped\n"
