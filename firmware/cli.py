@@ -144,9 +144,9 @@ def _positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, not {text}") from None
     if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
     return value
 
 
@@ -155,9 +155,9 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text}") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
     return value
 
 
