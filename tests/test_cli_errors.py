@@ -173,7 +173,7 @@ def test_mat_refuses_a_resolution_that_is_not_positive(tmp_path, dpi, capsys):
         main(["mat", "gobblet", "--out", str(tmp_path / "mat.png"), "--dpi", dpi])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"referee mat: error: argument --dpi: must be above 0, not '{dpi}'"
+        f"referee mat: error: argument --dpi: must be above 0, not {dpi}"
     )
     assert not (tmp_path / "mat.png").exists()
 
