@@ -29,6 +29,7 @@ class MenuItem(Enum):
     PLAYERS = "players"
     TEAMS = "teams"
     NEW_GAME = "new game"
+    SHUTDOWN = "shut down"
 
 
 #: The simulator's keyboard: key name -> action (names as curses/pygame report them, lower case).

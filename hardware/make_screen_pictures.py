@@ -84,6 +84,7 @@ def pictures() -> dict[str, screens.Screen]:
         "menu": screens.menu(menu.title, menu.choices, 0),
         "game-over": screens.game_over(final.winner, final.scores),
         "camera-lost": screens.scoreboard(board.scores, board.to_move, status=lost),
+        "shutdown": screens.shutdown(),
     }
 
 

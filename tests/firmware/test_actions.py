@@ -30,7 +30,9 @@ def test_every_action_has_a_key():
 
 def test_the_main_menu_lists_every_item_in_order():
     menu = Menu.main()
-    assert menu.choices == ("pass", "exchange", "end of game", "players", "teams", "new game")
+    assert menu.choices == (
+        "pass", "exchange", "end of game", "players", "teams", "new game", "shut down"
+    )
     assert [MenuItem(choice) for choice in menu.choices] == list(MenuItem)
 
 
