@@ -3,6 +3,7 @@ smbus2 bus that never answers), buttons on gpiozero's MockFactory, systemd's not
 as a real UNIX datagram socket; and the menu's safe shutdown."""
 
 import argparse
+import io
 import socket
 
 import cv2
@@ -12,7 +13,7 @@ from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
 from firmware.actions import Action, MenuItem
-from firmware.appliance import cmd_run
+from firmware.appliance import SHUTDOWN_STATUS, cmd_run
 from firmware.buttons import Buttons
 from firmware.display import Display
 from firmware.loop import RefereeLoop
@@ -117,3 +118,18 @@ def test_shut_down_from_the_menu_asks_first_then_stops_the_loop(tmp_path):
     assert loop.shutdown_requested and "SHUTTING DOWN" in loop.display.screen.text
     loop.run(fps=1000.0)  # returns at once
     loop.close()
+
+
+def test_run_exits_with_the_shutdown_status_the_unit_powers_off_on(
+    table, monkeypatch, capsys, tmp_path
+):
+    """Keys stand in for the buttons (no GPIO here): MENU to "shut down", CHOOSE, CONFIRM."""
+    frame = cv2.imread(str(tmp_path / "frames" / "view.png"))
+    for i in range(1, 12):  # frames enough for the keys to arrive while the loop runs
+        cv2.imwrite(str(tmp_path / "frames" / f"view{i:02d}.png"), frame)
+    monkeypatch.setattr(smbus2, "SMBus", SilentBus)
+    steps = list(MenuItem).index(MenuItem.SHUTDOWN) + 1
+    monkeypatch.setattr("sys.stdin", io.StringIO("m\n" * steps + "c\n\n"))
+    assert run(table) == SHUTDOWN_STATUS
+    out = capsys.readouterr().out
+    assert "shut down confirmed" in out and "referee: shutting down" in out
