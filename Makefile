@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench models clean
+.PHONY: demo test lint bench models clean pi-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ models: $(TRAIN_VENV)/.installed
 
 bench: $(STAMP)
 	$(BIN)/referee bench engine
+
+# hardware/install.sh and the engine and vision tests in arm64 Debian Bookworm and Trixie roots
+# under emulation (as root, tens of minutes: not part of `make test`; docs/firmware.md).
+pi-check:
+	hardware/pi-check.sh
 
 clean:
 	rm -rf $(VENV) $(TRAIN_VENV) out

@@ -30,6 +30,7 @@ class MenuItem(Enum):
     TEAMS = "teams"
     NEW_GAME = "new game"
     PHONE = "phone page"
+    SHUTDOWN = "shut down"
 
 
 #: The simulator's keyboard: key name -> action (names as curses/pygame report them, lower case).

@@ -1,4 +1,11 @@
-"""``referee run`` and ``referee doctor``: the appliance on real (or USB-camera) hardware."""
+"""``referee run``: the appliance on real (or USB-camera) hardware.
+
+It referees with whatever is there: without an OLED (missing, at another address, unplugged
+later) it says so once and goes on with the log and the buttons; without GPIO the keyboard
+stands in for the buttons. Under systemd (``Type=notify``) it reports READY and pings the
+watchdog from the loop. When the players confirm "shut down" in the menu it exits with
+:data:`SHUTDOWN_STATUS`, which the unit turns into a power-off.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +17,21 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine import FormatError
 
 from .actions import Action, action_for_key
 from .camera import CameraError, open_camera
-from .config import Config, ConfigError, load_config
+from .config import I2C_DRIVERS, Config, ConfigError, load_config
 from .display import Display, DisplayError, make_device
 from .lock import JournalLockError, claim
 from .loop import RefereeLoop, Report
+from .watchdog import Notifier
 
-if TYPE_CHECKING:
-    from vision.locate import BoardPose
+#: ``referee run``'s exit status after a confirmed "shut down" (``SuccessExitStatus=`` of the unit,
+#: whose ``ExecStopPost=`` powers the Pi off on it).
+SHUTDOWN_STATUS = 64
 
 
 def _buttons(config: Config) -> tuple[Any, str]:
@@ -118,6 +127,18 @@ def _window_or_fallback(config: Config) -> tuple[Config, str]:
     return dataclasses.replace(config, display=display), f"{problem}: screens {where}"
 
 
+def _device(config: Config) -> Any:
+    """The display's device, or ``None`` (and the reason, once) when an OLED does not answer;
+    an emulated display that cannot work is a configuration error (:class:`DisplayError`)."""
+    try:
+        return make_device(config.display)
+    except DisplayError as exc:
+        if config.display.driver not in I2C_DRIVERS:
+            raise
+        print(f"referee: no screen: {exc}; refereeing on without it", flush=True)
+        return None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run the referee until Ctrl-C (or until the systemd service is stopped)."""
     try:
@@ -139,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             server = start_server(args.web, lan_address(), records_dir)
         camera = open_camera(config.camera)
-        device = make_device(config.display)
+        device = _device(config)
     except (CameraError, DisplayError, OSError, FormatError) as exc:
         if server is not None:
             server.stop()
@@ -155,9 +176,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     def report(r: Report) -> None:
         print(f"[{r.phase.value}] {r.text}", flush=True)
 
+    def display_lost(reason: str) -> None:
+        print(f"referee: {reason}", flush=True)
+
     loop = RefereeLoop(
         camera,
-        Display(device),
+        Display(device, on_lost=display_lost),
         game=game,
         journal_dir=journal_dir,
         records_dir=records_dir,
@@ -177,20 +201,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     if note:
         keys = "" if buttons else ": keys on stdin (Enter, u, m, c)"
         print(f"referee: {note}{keys}", flush=True)
+    notifier = Notifier.from_environment()
     signal.signal(signal.SIGTERM, _stop)  # systemctl stop: clean up as for Ctrl-C
     try:
-        loop.run(fps=args.fps, frames=args.frames)
+        notifier.ready(f"refereeing ({camera.name})")
+        loop.run(fps=args.fps, frames=args.frames, heartbeat=notifier.ping)
     except KeyboardInterrupt:
         print("referee: stopped", flush=True)
     finally:
+        notifier.stopping()
         loop.close()
         camera.close()
         if buttons is not None:
             buttons.close()
         if server is not None:
             server.stop()
-        with contextlib.suppress(Exception):
-            device.cleanup()
+        if device is not None:
+            device.persist = loop.shutdown_requested  # leave "shutting down" on the screen
+            with contextlib.suppress(Exception):
+                device.cleanup()
+    if loop.shutdown_requested:
+        print("referee: shutting down (the systemd unit powers the Pi off)", flush=True)
+        return SHUTDOWN_STATUS
     return 0
 
 
@@ -212,103 +244,3 @@ def _actions(camera: Any, buttons: Any, window: bool) -> Callable[[], Action | N
         return action if action is not None else own()
 
     return both
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    """Check configuration, camera, markers, display and buttons; say what is wrong plainly."""
-    problems = 0
-
-    def say(ok: bool, text: str) -> None:
-        nonlocal problems
-        problems += not ok
-        print(f"  [{'ok' if ok else '!!'}] {text}", flush=True)
-
-    print("referee doctor")
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        say(False, f"configuration: {exc}")
-        return 1
-    say(True, f"configuration {args.config or '(defaults)'} is valid")
-    _check_journal(config, say)
-    _check_camera(config, say)
-    try:
-        device = make_device(config.display)
-        say(True, f"display: {config.display.driver} answers")
-        with contextlib.suppress(Exception):
-            device.cleanup()
-    except DisplayError as exc:
-        say(False, f"display: {exc}")
-    buttons, note = _buttons(config)
-    say(buttons is not None, note)
-    if buttons is not None:
-        buttons.close()
-    print("all good" if not problems else f"{problems} problem(s) found")
-    return 0 if not problems else 1
-
-
-def _check_journal(config: Config, say: Callable[[bool, str], None]) -> None:
-    """The journal and records folders can be written, and no referee holds the journal."""
-    directory = config.journal.directory.expanduser()
-    try:
-        claim(directory, config.journal.records.expanduser()).release()
-    except JournalLockError as exc:
-        say(False, f"journal: {exc}")
-    else:
-        say(True, f"journal: {directory} is writable and free")
-
-
-def _marker_size(pose: BoardPose) -> str:
-    """The doctor's line on the markers' size in the image: when they are too small, how far
-    the camera is from them and how far it should be."""
-    from vision.locate import RELIABLE_MARKER_PX
-
-    text = f"marker size: {pose.marker_px:.0f} px a side"
-    if not pose.too_far:
-        return f"{text} (at least {RELIABLE_MARKER_PX:.0f} px needed)"
-    _, _, height = pose.camera_centre()
-    target = height * pose.marker_px / RELIABLE_MARKER_PX
-    return (
-        f"{text}, under the {RELIABLE_MARKER_PX:.0f} px needed: the camera is too far for "
-        f"reliable reading; bring it from about {height / 10:.0f} cm to {target / 10:.0f} cm "
-        "from the markers (hardware/setup.md, Camera height)"
-    )
-
-
-def _check_camera(config: Config, say: Callable[[bool, str], None]) -> None:
-    try:
-        camera = open_camera(config.camera)
-    except CameraError as exc:
-        say(False, f"camera: {exc}")
-        return
-    with camera:
-        ok, frame, _ = camera.read()
-        if not ok or frame is None:
-            say(False, f"camera ({config.camera.source}): no frame: {camera.status.message}")
-            return
-        say(True, f"camera ({config.camera.source}): {frame.shape[1]}x{frame.shape[0]} frames")
-        from vision.locate import BoardLocator, BoardNotFound
-
-        try:
-            pose = BoardLocator().locate(frame, 0.0)
-        except BoardNotFound as exc:
-            say(False, f"markers: {exc}")
-            return
-        total = len(pose.geometry.markers)
-        seen = len(pose.markers_seen)
-        say(
-            seen == total,
-            f"markers: {pose.game} mat, {seen} of {total} markers seen, "
-            f"fit error {pose.reprojection_error:.2f} px",
-        )
-        say(not pose.too_far, _marker_size(pose))
-        from vision.placement import BoardPlacement, board_offset
-
-        finder = BoardPlacement(pose.geometry)
-        if finder.enabled:
-            mm, deg = board_offset(finder, pose.placement)
-            say(
-                mm <= 5.0 and abs(deg) <= 3.0,
-                f"board: {mm:.1f} mm and {deg:+.1f} degrees off its corner marks"
-                + (" (read where it lies; nudge it onto the marks)" if mm > 5.0 else ""),
-            )

@@ -10,7 +10,9 @@ A live source never raises once open: when the camera is unplugged or stops answ
 returns ``ok=False``, :attr:`Camera.status` says so, and every later ``read`` retries (at most
 every ``retry_seconds``) until the camera is back, so the caller's game goes on meanwhile.
 A recording that ends is ``ended``, not lost. Configuration mistakes (a missing file, picamera2
-not installed) raise :class:`CameraError` at once.
+not installed) raise :class:`CameraError` at once. A Pi camera whose cable is bumped does not
+fail: its frames stop coming, so :class:`PiCamera` waits ``frame_timeout`` seconds at most for
+each one and then treats the camera as lost.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,23 +73,26 @@ class Camera(ABC):
 
     name = "camera"
 
-    def __init__(self, *, retry_seconds: float = 2.0) -> None:
+    def __init__(
+        self, *, retry_seconds: float = 2.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.retry_seconds = retry_seconds
+        self.clock = clock
         self.status = CameraStatus()
         self._next_try = 0.0
         self._connect(attempts=0)
 
     def read(self) -> Frame:
         """The next frame; ``(False, None, t)`` while the camera is lost or the source ended."""
-        if self.status.state == LOST and time.monotonic() >= self._next_try:
+        if self.status.state == LOST and self.clock() >= self._next_try:
             self.reconnect()
         if self.status.state != OK:
-            return False, None, time.monotonic()
+            return False, None, self.clock()
         try:
             frame, t = self._grab()
         except CameraLost as exc:
             self._lose(str(exc), self.status.attempts)
-            return False, None, time.monotonic()
+            return False, None, self.clock()
         if frame is None:
             self.status = CameraStatus(ENDED, f"{self.name}: end of the recording")
             return False, None, t
@@ -120,7 +126,7 @@ class Camera(ABC):
         self._release()
         retry = f", reconnecting (attempt {attempts + 1})" if attempts else ", reconnecting"
         self.status = CameraStatus(LOST, f"{reason}{retry}", attempts)
-        self._next_try = time.monotonic() + self.retry_seconds
+        self._next_try = self.clock() + self.retry_seconds
 
     @abstractmethod
     def _open(self) -> None:
@@ -140,12 +146,37 @@ class PiCamera(Camera):
 
     ``create_video_configuration(main={"size": size, "format": "RGB888"})``: picamera2's RGB888
     lays each pixel out as B, G, R, so ``capture_array()`` is already in OpenCV's BGR order.
+
+    - ``sensor_size``: the sensor mode asked for (``sensor={"output_size": ...}``). Left to
+      itself picamera2 picks the mode nearest the output size, which for 1280x960 on the Camera
+      Module 3 is its 1536x864 mode: a crop of the sensor's centre, scaled up. 2304x1296 is its
+      binned mode with the whole field of view.
+    - ``frame_timeout``: seconds to wait for a frame (``capture_array(wait=...)``); without it
+      picamera2 waits for ever when the cable is bumped. On a timeout the queued requests are
+      cancelled (``cancel_all_and_flush``), the camera closed and reopened.
+    - ``focus``: ``"manual"`` puts a motorised lens at ``lens_position`` dioptres (1/distance in
+      metres); ``"once"`` runs one autofocus cycle after each start (``lens_position`` if it
+      fails). Ignored by cameras without autofocus.
+    - ``flicker_hz``: the mains frequency of the lamps (50 or 60) that exposure keeps in step
+      with (``AeFlickerMode``), 0 for none.
+    - ``lock_exposure``: :meth:`lock_exposure` (called by the referee loop once the board is
+      calibrated) fixes exposure and white balance at their measured values.
     """
 
     name = "Pi camera"
 
     def __init__(
-        self, size: tuple[int, int] = (1280, 960), camera_num: int = 0, **options: Any
+        self,
+        size: tuple[int, int] = (1280, 960),
+        camera_num: int = 0,
+        *,
+        sensor_size: tuple[int, int] | None = None,
+        frame_timeout: float = 5.0,
+        focus: str = "manual",
+        lens_position: float = 1.8,
+        flicker_hz: int = 0,
+        lock_exposure: bool = True,
+        **options: Any,
     ) -> None:
         try:
             from picamera2 import Picamera2
@@ -154,6 +185,16 @@ class PiCamera(Camera):
         self._picamera2 = Picamera2
         self.size = size
         self.camera_num = camera_num
+        self.sensor_size = sensor_size
+        self.frame_timeout = frame_timeout
+        self.focus = focus
+        self.lens_position = lens_position
+        self.flicker_hz = flicker_hz
+        self.lock = lock_exposure
+        #: the exposure and colour controls fixed by :meth:`lock_exposure` (set again on reopen)
+        self.locked: dict[str, Any] = {}
+        #: what the last focus did, for the log and ``referee doctor``
+        self.focus_note = ""
         self._camera: Any = None
         super().__init__(**options)
 
@@ -163,20 +204,74 @@ class PiCamera(Camera):
         except (RuntimeError, IndexError) as exc:  # no camera, or it is busy
             raise CameraLost(f"{self.name} {self.camera_num} not available: {exc}") from None
         try:
-            config = camera.create_video_configuration(main={"size": self.size, "format": "RGB888"})
+            config = camera.create_video_configuration(
+                main={"size": self.size, "format": "RGB888"},
+                sensor={"output_size": self.sensor_size} if self.sensor_size else {},
+                controls=self._start_controls(camera.camera_controls),
+            )
             camera.configure(config)
             camera.start()
-        except RuntimeError as exc:
-            camera.close()
+            self._autofocus(camera)
+        except (RuntimeError, TimeoutError) as exc:
+            with contextlib.suppress(RuntimeError):
+                camera.close()
             raise CameraLost(f"{self.name} {self.camera_num} did not start: {exc}") from None
         self._camera = camera
 
+    def _start_controls(self, advertised: dict[str, Any]) -> dict[str, Any]:
+        """Flicker, lens and (after a reconnection) locked exposure: those the camera has."""
+        controls: dict[str, Any] = {}
+        if self.flicker_hz:
+            # FlickerManual (1); the light flickers at twice the mains frequency
+            controls |= {"AeFlickerMode": 1, "AeFlickerPeriod": round(1e6 / (2 * self.flicker_hz))}
+        if self.focus == "manual":
+            controls |= {"AfMode": 0, "LensPosition": self.lens_position}  # AfModeManual
+        controls |= self.locked
+        return {name: value for name, value in controls.items() if name in advertised}
+
+    def _autofocus(self, camera: Any) -> None:
+        if "AfMode" not in camera.camera_controls:
+            self.focus_note = "fixed-focus lens"
+        elif self.focus == "manual":
+            self.focus_note = f"lens at {self.lens_position:g} dioptres (manual)"
+        elif camera.autofocus_cycle(wait=self.frame_timeout):
+            self.focus_note = "autofocus cycle focused"
+        else:
+            camera.set_controls({"AfMode": 0, "LensPosition": self.lens_position})
+            self.focus_note = f"autofocus failed: lens at {self.lens_position:g} dioptres"
+
     def _grab(self) -> tuple[np.ndarray | None, float]:
         try:
-            frame = self._camera.capture_array("main")
+            frame = self._camera.capture_array("main", wait=self.frame_timeout)
+        except TimeoutError:  # no frame: the cable, or the camera, is gone
+            self._camera.cancel_all_and_flush()
+            raise CameraLost(
+                f"{self.name}: no frame for {self.frame_timeout:g} s (camera cable loose?)"
+            ) from None
         except RuntimeError as exc:
             raise CameraLost(f"{self.name} stopped: {exc}") from None
-        return frame, time.monotonic()
+        return frame, self.clock()
+
+    def lock_exposure(self) -> bool:
+        """Fix exposure time, gain and colour gains at the values the camera measures now, so
+        that colours do not drift with a hand's shadow; True when they are locked."""
+        if not self.lock or self.locked or self._camera is None:
+            return bool(self.locked)
+        try:
+            metadata = self._camera.capture_metadata(wait=self.frame_timeout)
+        except (TimeoutError, RuntimeError):
+            return False
+        measured = {
+            "AeEnable": False,
+            "AwbEnable": False,
+            "ExposureTime": metadata.get("ExposureTime"),
+            "AnalogueGain": metadata.get("AnalogueGain"),
+            "ColourGains": metadata.get("ColourGains"),
+        }
+        advertised = self._camera.camera_controls
+        self.locked = {k: v for k, v in measured.items() if v is not None and k in advertised}
+        self._camera.set_controls(self.locked)
+        return bool(self.locked)
 
     def _release(self) -> None:
         if self._camera is not None:
@@ -214,7 +309,7 @@ class LiveCapture(Camera):
         ok, frame = self._capture.read()
         if not ok:
             raise CameraLost(f"{self.name} stopped sending frames")
-        return frame, time.monotonic()
+        return frame, self.clock()
 
     def _release(self) -> None:
         if self._capture is not None:
@@ -293,7 +388,16 @@ class ImageFolder(Camera):
 def open_camera(config: CameraConfig) -> Camera:
     """The source of the ``[camera]`` configuration section."""
     if config.source == "picamera2":
-        return PiCamera(config.resolution, retry_seconds=config.retry_seconds)
+        return PiCamera(
+            config.resolution,
+            sensor_size=config.sensor_size if any(config.sensor_size) else None,
+            frame_timeout=config.frame_timeout,
+            focus=config.focus,
+            lens_position=config.lens_position,
+            flicker_hz=config.flicker_hz,
+            lock_exposure=config.lock_exposure,
+            retry_seconds=config.retry_seconds,
+        )
     if config.source == "device":
         return LiveCapture(config.device, config.resolution, retry_seconds=config.retry_seconds)
     if config.source == "file":

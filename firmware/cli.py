@@ -223,9 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_lazy("firmware.appliance", "cmd_run"))
 
-    p = sub.add_parser("doctor", help="check camera, markers, display and buttons")
+    p = sub.add_parser("doctor", help="check camera, focus, I2C, display, buttons, power, disk")
     p.add_argument("--config", help="TOML file merged over firmware/default_config.toml")
-    p.set_defaults(func=_lazy("firmware.appliance", "cmd_doctor"))
+    p.add_argument(
+        "--press-seconds",
+        type=float,
+        help="seconds to press each button when asked (0: do not ask; default 10 on a terminal)",
+    )
+    p.set_defaults(func=_lazy("firmware.doctor", "cmd_doctor"))
 
     p = sub.add_parser("demo", help="a simulated game night of every game, no hardware needed")
     p.add_argument("--game", choices=list(GAMES), help="only this game")

@@ -4,7 +4,7 @@ Every key has its default, and its documentation, in ``default_config.toml`` nex
 a user file holds only the keys it changes. :func:`load_config` refuses unknown sections and keys
 (suggesting the closest known name) and bad values, with a :class:`ConfigError` naming the key::
 
-    config = load_config("/etc/tabletop-referee/config.toml")
+    config = load_config("/etc/referee.toml")
     config.display.i2c_address   # 60 (0x3C)
 """
 
@@ -53,6 +53,12 @@ class CameraConfig:
     resolution: tuple[int, int] = _range(16, 8192)
     fps: float = _range(0.01, 240)
     retry_seconds: float = _range(0.1, 3600)
+    frame_timeout: float = _range(0.5, 60)
+    sensor_size: tuple[int, int] = _range(0, 16384)
+    focus: str = _choice("manual", "once")
+    lens_position: float = _range(0, 15)
+    flicker_hz: int = _choice(0, 50, 60)
+    lock_exposure: bool = field()
     synthetic_game: str = _choice(*GAMES)
     seed: int = _range(0, 2**31 - 1)
 

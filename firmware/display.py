@@ -8,6 +8,11 @@ the same screens go to luma's stand-ins: ``dummy`` (keeps the last image in ``de
     display.show(screens.scoreboard(game.scores, game.to_move))
     ...
     display.tick()   # in the loop: flashes a blinking screen (ILLEGAL)
+
+An OLED that is missing, at another address or unplugged later is no reason to stop refereeing:
+:func:`make_device` raises :class:`DisplayError` saying what to check, and ``Display(None)`` (or a
+display whose device stops answering) keeps the screens without drawing them, so that the log
+and the buttons go on working.
 """
 
 from __future__ import annotations
@@ -15,13 +20,17 @@ from __future__ import annotations
 import atexit
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
+from luma.core.error import Error as LumaError
 from PIL import Image
 
 from .config import DisplayConfig
 from .screens import HEIGHT, WIDTH, Screen, inverted
 
+#: The addresses an SSD1306 or SH1106 OLED answers at (set by a jumper or a resistor on its board).
+OLED_ADDRESSES = (0x3C, 0x3D)
 #: File names of the emulated displays' output, in ``[display] output``.
 CAPTURE_FILES = "screen_{0:05d}.png"
 GIF_FILE = "screens.gif"
@@ -43,10 +52,13 @@ def make_device(config: DisplayConfig, serial_interface: Any = None) -> Any:
         serial = serial_interface if serial_interface is not None else _i2c(config)
         try:
             device = driver(serial, width=WIDTH, height=HEIGHT, rotate=config.rotate)
-        except OSError as exc:
+        except (OSError, LumaError) as exc:  # luma turns a silent bus into DeviceNotFoundError
+            others = " or ".join(f"{a:#04x}" for a in OLED_ADDRESSES if a != config.i2c_address)
             raise DisplayError(
                 f"no {config.driver} answers at I2C address {config.i2c_address:#04x} on bus "
-                f"{config.i2c_port} ({exc}); check the wiring and `i2cdetect -y {config.i2c_port}`"
+                f"{config.i2c_port} ({exc}); check the wiring (SDA to GPIO 2, SCL to GPIO 3, "
+                f"VCC, GND), see what answers with `i2cdetect -y {config.i2c_port}`, and set "
+                f"[display] i2c_address = {others or '0x3C'} if the OLED answers there"
             ) from None
     elif config.driver == "window":
         from .window import WindowDevice
@@ -71,7 +83,8 @@ def _i2c(config: DisplayConfig) -> Any:
     except (DeviceNotFoundError, DevicePermissionError, DeviceAddressError) as exc:
         raise DisplayError(
             f"cannot open I2C bus {config.i2c_port} for the {config.driver} OLED: {exc}; "
-            "enable I2C (raspi-config > Interface Options) and add the user to the i2c group"
+            "enable I2C (sudo raspi-config nonint do_i2c 0, then reboot) and add the user to the "
+            "i2c group"
         ) from None
 
 
@@ -107,13 +120,25 @@ class Display:
     A blinking screen alternates with its negative every ``blink_seconds`` as long as the loop
     calls :meth:`tick`; any other screen is drawn once, by :meth:`show`. Showing the screen that
     is already shown does nothing, so the loop may show its screen on every turn: the I2C bus
-    (about 0.1 s a frame at 100 kHz) only carries changes.
+    (about 0.1 s a frame at 100 kHz, computed from 1 KiB at 9 clock cycles a byte) only carries
+    changes.
+
+    ``device`` ``None`` is a referee without a screen: screens are kept (:attr:`screen`) but not
+    drawn. A device that fails while drawing (an OLED unplugged, a loose wire) is dropped the
+    same way, once: ``on_lost`` receives the reason (the appliance logs it).
     """
 
-    def __init__(self, device: Any, *, blink_seconds: float = 0.5) -> None:
-        if device.size != (WIDTH, HEIGHT):
+    def __init__(
+        self,
+        device: Any | None,
+        *,
+        blink_seconds: float = 0.5,
+        on_lost: Callable[[str], None] | None = None,
+    ) -> None:
+        if device is not None and device.size != (WIDTH, HEIGHT):
             raise DisplayError(f"screens are {WIDTH}x{HEIGHT}, the device is {device.size}")
         self.device = device
+        self.on_lost = on_lost or (lambda reason: None)
         self.blink_seconds = blink_seconds
         self.screen: Screen | None = None
         self._negative = False
@@ -139,6 +164,11 @@ class Display:
             image = self.screen.image
             self._draw(inverted(image) if self._negative else image)
 
+    @property
+    def headless(self) -> bool:
+        """True when nothing is drawn (no device, or it stopped answering)."""
+        return self.device is None
+
     def close(self) -> None:
         """Finish with the device; an animated GIF is written now rather than at exit."""
         write = getattr(self.device, "write_animation", None)  # luma.emulator's gifanim
@@ -153,6 +183,11 @@ class Display:
         self.close()
 
     def _draw(self, image: Image.Image) -> None:
-        self.device.display(
-            image if image.mode == self.device.mode else image.convert(self.device.mode)
-        )
+        device = self.device
+        if device is None:
+            return
+        try:
+            device.display(image if image.mode == device.mode else image.convert(device.mode))
+        except (OSError, LumaError) as exc:  # smbus2's OSError, or luma's DeviceNotFoundError
+            self.device = None
+            self.on_lost(f"the display stopped answering ({exc}); refereeing on without it")

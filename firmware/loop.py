@@ -18,6 +18,11 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
   second, UNDO neither (the board is looked at again).
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
 
+The menu's "shut down" asks for CONFIRM first; then :attr:`RefereeLoop.shutdown_requested` is
+set and :meth:`RefereeLoop.run` returns (``referee run`` exits with its shutdown status, and the
+systemd unit powers the Pi off). Once the board is calibrated the loop asks the camera to lock
+its exposure and white balance (``camera.lock_exposure()``, when the camera has it).
+
 While the mat's markers look smaller than ``vision.locate.RELIABLE_MARKER_PX``, the status line
 of every screen says that the camera is too far (unless the camera has something to say).
 """
@@ -142,6 +147,9 @@ class RefereeLoop:
         self._move_shown_at = -1e9
         self._now = 0.0
         self.problems: tuple[str, ...] = ()
+        #: the players confirmed "shut down" in the menu
+        self.shutdown_requested = False
+        self._asking_shutdown = False
         if game is not None:
             self._open_game(game, options)
 
@@ -197,6 +205,8 @@ class RefereeLoop:
             self.press(action)
         ok, frame, t = self.camera.read()
         self._now = t
+        if self._asking_shutdown or self.shutdown_requested:
+            return  # the shutdown question (or notice) stays on the screen; nothing is judged
         self._recorder_warning()
         self.status = getattr(getattr(self.camera, "status", None), "line", "")
         if not ok or frame is None:
@@ -219,16 +229,28 @@ class RefereeLoop:
             self.feed.observe(self, frame, result)
 
     def run(
-        self, until: Callable[[], bool] | None = None, fps: float = 10.0, frames: int | None = None
+        self,
+        until: Callable[[], bool] | None = None,
+        fps: float = 10.0,
+        frames: int | None = None,
+        heartbeat: Callable[[], None] | None = None,
     ) -> None:
-        """Step until ``until()`` is true, ``frames`` frames were taken, or a recording (file,
-        folder, simulated table) ends, at most ``fps`` frames a second."""
+        """Step until ``until()`` is true, ``frames`` frames were taken, a shutdown is confirmed,
+        or a recording (file, folder, simulated table) ends, at most ``fps`` frames a second;
+        ``heartbeat`` is called after every step (the systemd watchdog's ping: a loop that hangs
+        stops calling it)."""
         period = 1.0 / fps
         taken = 0
-        while (until is None or not until()) and (frames is None or taken < frames):
+        while (
+            (until is None or not until())
+            and (frames is None or taken < frames)
+            and not self.shutdown_requested
+        ):
             taken += 1
             start = time.monotonic()
             self.step()
+            if heartbeat is not None:
+                heartbeat()
             if getattr(getattr(self.camera, "status", None), "state", "") == ENDED:
                 self._report("the recording ended")
                 return
@@ -282,7 +304,7 @@ class RefereeLoop:
             assert self.journal is not None and self.referee is not None
             self.journal.record(outcome)  # durably, before anyone is shown the move
             if frame is not None and result is not None and result.pose is not None:
-                self.vision.calibrate(frame, result.pose, self.referee.game.view())
+                self._calibrate(frame, result)
         opening = v.kind == NO_CHANGE and self.phase == Phase.CHECK_BOARD
         if (v.kind == MOVE or opening) and frame is not None and result is not None:
             self._record(frame, result.t)
@@ -297,8 +319,7 @@ class RefereeLoop:
             self._illegal = None
             self.phase = Phase.GAME_OVER if outcome.over else Phase.PLAY
             if v.kind == NO_CHANGE and frame is not None and result is not None and result.pose:
-                assert self.referee is not None
-                self.vision.calibrate(frame, result.pose, self.referee.game.view())
+                self._calibrate(frame, result)
         elif self.phase == Phase.CHECK_BOARD:
             pass  # the board is not (yet) as the game expects: keep asking
         self._report(describe(outcome), outcome)
@@ -311,9 +332,27 @@ class RefereeLoop:
             self._report(f"game saved: {saved.record}")
         self._show_current(outcome)
 
+    def _calibrate(self, frame: np.ndarray, result: FrameResult) -> None:
+        """Calibrate vision on the accepted board, then lock the camera's exposure and white
+        balance (a camera without ``lock_exposure`` has nothing to lock)."""
+        assert self.referee is not None and result.pose is not None
+        self.vision.calibrate(frame, result.pose, self.referee.game.view())
+        lock = getattr(self.camera, "lock_exposure", None)
+        if lock is not None and not getattr(self.camera, "locked", True) and lock():
+            self._report("camera exposure and white balance locked")
+
     # ----------------------------------------------------------------- buttons
     def press(self, action: Action) -> None:
         """React to one button press."""
+        if self._asking_shutdown:
+            self._asking_shutdown = False
+            if action is Action.CONFIRM:
+                self.shutdown_requested = True
+                self._show(screens.shutdown(confirmed=True, status=self.status))
+                self._report("shut down confirmed")
+            else:
+                self._show_current()
+            return
         if self.phase == Phase.CONFIRM and self._pending is not None:
             self._confirm(action)
             return
@@ -371,6 +410,8 @@ class RefereeLoop:
             self.event(Event("start", data={"players": 4, "teams": True}))
         elif item is MenuItem.PHONE:
             self._phone_page = True
+        elif item is MenuItem.SHUTDOWN:
+            self._asking_shutdown = True
 
     def _confirm(self, action: Action) -> None:
         pending = self._pending
@@ -403,6 +444,9 @@ class RefereeLoop:
             return
         if self._phone_page:
             self._show(screens.phone_page(self.web_url))
+            return
+        if self._asking_shutdown:
+            self._show(screens.shutdown(status=self.status))
             return
         if referee is None or self.phase == Phase.FIND_BOARD:
             self._show(screens.board_not_found(status=self.status))

@@ -397,6 +397,20 @@ def confirm(
     return canvas.screen()
 
 
+def shutdown(*, confirmed: bool = False, status: str | None = None) -> Screen:
+    """The menu's "shut down": first the question (OK shuts down, UNDO does not), then, once
+    confirmed, what to wait for before unplugging."""
+    canvas = _Canvas(status)
+    canvas.header("SHUTTING DOWN" if confirmed else "Shut down?")
+    if confirmed:
+        lines = ["the game is saved;", "unplug when the Pi's", "green light is off"]
+    else:
+        lines = ["OK: shut the Pi down", "UNDO: keep playing"]
+    top = HEADER_HEIGHT + 4
+    canvas.lines(lines, top, SMALL, min(13, (canvas.bottom - top) // len(lines)))
+    return canvas.screen()
+
+
 def game_over(
     winner: str | None, scores: Mapping[str, int], *, status: str | None = None
 ) -> Screen:

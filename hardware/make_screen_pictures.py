@@ -85,6 +85,7 @@ def pictures() -> dict[str, screens.Screen]:
         "game-over": screens.game_over(final.winner, final.scores),
         "camera-lost": screens.scoreboard(board.scores, board.to_move, status=lost),
         "phone-page": screens.phone_page("http://192.168.1.20:8080/"),
+        "shutdown": screens.shutdown(),
     }
 
 

@@ -74,6 +74,8 @@ def test_the_unit_parses_and_has_what_a_service_needs():
     assert u.sections() == ["Unit", "Service", "Install"]
     service = u["Service"]
     assert service["User"] == "referee"
+    assert service["Type"] == "notify"  # READY=1 and watchdog pings: firmware/watchdog.py
+    assert 10 <= int(service["WatchdogSec"]) <= 120  # above the camera's frame timeout
     assert service["Restart"] == "on-failure"
     assert service["RestartSec"] == "2"
     assert service["KillSignal"] == "SIGINT"  # `referee run` cleans up on KeyboardInterrupt
@@ -91,8 +93,10 @@ def test_the_unit_runs_referee_run_from_the_venv_that_setup_md_installs():
     setup = SETUP.read_text()
     install = program.parent.parent.parent
     assert f"git clone YOUR-COPY-OF-THE-REPOSITORY {install}" in setup
-    assert "python3 -m venv --system-site-packages .venv" in setup
-    assert "/etc/referee.toml" in setup and "useradd --system" in setup
+    assert f"sudo {install}/hardware/install.sh" in setup
+    script = (HARDWARE / "install.sh").read_text()
+    assert 'python3 -m venv --system-site-packages "$VENV"' in script
+    assert 'VENV="$HERE/.venv"' in script and "useradd --system" in script
 
 
 def test_the_cli_accepts_the_units_command_once_referee_run_exists():
@@ -287,3 +291,51 @@ def test_the_committed_screen_pictures_are_what_the_script_draws(tmp_path):
         assert (blocks == blocks[:, :1, :, :1]).all()
         old = np.asarray(Image.open(HARDWARE / "images" / path.name).convert("L"))
         assert (old == pixels).all(), "run python hardware/make_screen_pictures.py"
+
+
+# ------------------------------------------------------------------ the Pi: install, unit, config
+CONFIG_PATH = "/etc/referee.toml"
+
+
+def test_the_menus_shutdown_status_powers_off_and_is_no_failure():
+    from firmware.appliance import SHUTDOWN_STATUS
+
+    service = unit()["Service"]
+    assert service["SuccessExitStatus"].split() == [str(SHUTDOWN_STATUS)]
+    post = service["ExecStopPost"]
+    assert post.startswith("+/bin/sh -c ")  # as root: the service user may not power off
+    assert f'"$$EXIT_STATUS" = {SHUTDOWN_STATUS}' in post and "systemctl poweroff" in post
+
+
+def test_one_config_path_everywhere():
+    texts = {
+        "default_config.toml": (ROOT / "firmware" / "default_config.toml").read_text(),
+        "config.py": (ROOT / "firmware" / "config.py").read_text(),
+        "setup.md": SETUP.read_text(),
+        "referee.service": UNIT.read_text(),
+        "install.sh": (HARDWARE / "install.sh").read_text(),
+    }
+    for name, text in texts.items():
+        assert CONFIG_PATH in text, name
+        others = set(re.findall(r"(?:/etc|~/\.config)/[\w./-]*\.toml", text)) - {CONFIG_PATH}
+        assert not others, (name, others)
+
+
+def test_the_settle_time_the_guide_quotes_is_the_default():
+    from firmware.config import load_config
+
+    quoted = re.findall(r"settle_seconds`, ([\d.]+) s by default", SETUP.read_text())
+    assert quoted and {float(q) for q in quoted} == {load_config().vision.settle_seconds}
+
+
+def test_install_sh_is_valid_bash_and_has_pins_for_each_release_it_names():
+    for script in ("install.sh", "pi-check.sh"):
+        subprocess.run(["bash", "-n", str(HARDWARE / script)], check=True)
+    pins = {p.stem.removeprefix("pins-") for p in HARDWARE.glob("pins-*.txt")}
+    assert pins == {"bookworm", "trixie"}
+    from packaging.requirements import Requirement
+
+    for release in pins:
+        lines = (HARDWARE / f"pins-{release}.txt").read_text().splitlines()
+        for line in (x for x in lines if x.strip() and not x.startswith("#")):
+            Requirement(line)  # pip takes it as a constraint

@@ -38,6 +38,7 @@ def test_the_main_menu_lists_every_item_in_order():
         "teams",
         "new game",
         "phone page",
+        "shut down",
     )
     assert [MenuItem(choice) for choice in menu.choices] == list(MenuItem)
 

@@ -1,10 +1,12 @@
 """The display on luma's own stand-in devices: dummy, noop serial, capture PNGs, an animated GIF."""
 
+import errno
 from dataclasses import replace
 
 import pytest
+import smbus2
 from luma.core.device import dummy
-from luma.core.interface.serial import noop
+from luma.core.interface.serial import i2c, noop
 from luma.oled.device import sh1106, ssd1306
 from PIL import Image, ImageChops
 
@@ -116,3 +118,74 @@ def test_gifanim_records_a_whole_game_as_one_animation(config, tmp_path):
         assert gif.n_frames == 6 + 2  # six screens, and the ILLEGAL flag flashed twice
         assert gif.size == (128 * config.scale, 64 * config.scale)
         assert gif.info["duration"] == 800
+
+
+class SilentBus:
+    """An smbus2-like I2C bus with nothing on it: every write gets no acknowledge, which the
+    kernel reports as ``OSError(EREMOTEIO)`` (121), as smbus2 passes it on."""
+
+    def __init__(self, port: int = 1) -> None:
+        self.port = port
+
+    def _no_ack(self, *args: object) -> None:
+        raise OSError(errno.EREMOTEIO, "Remote I/O error")
+
+    write_i2c_block_data = i2c_rdwr = write_byte_data = write_quick = read_byte = _no_ack
+
+    def close(self) -> None:
+        pass
+
+
+class Unplugged:
+    """A bus whose OLED answers until ``unplug``, then stops acknowledging."""
+
+    def __init__(self) -> None:
+        self.writes = 0
+        self.plugged = True
+
+    def write_i2c_block_data(self, *args: object) -> None:
+        if not self.plugged:
+            raise OSError(errno.EREMOTEIO, "Remote I/O error")
+        self.writes += 1
+
+
+def test_an_oled_that_never_answers_is_a_display_error_that_names_the_fix(config):
+    # luma's own i2c interface on a silent bus raises luma.core.error.DeviceNotFoundError
+    # (not an OSError) from the driver's first command
+    serial = i2c(bus=SilentBus(), address=0x3C)
+    with pytest.raises(DisplayError) as error:
+        make_device(replace(config, driver="sh1106"), serial_interface=serial)
+    message = str(error.value)
+    assert "no sh1106 answers at I2C address 0x3c on bus 1" in message
+    assert "i2c_address = 0x3d" in message and "i2cdetect -y 1" in message
+    assert "SDA to GPIO 2" in message
+
+
+def test_an_oled_at_the_default_address_missing_through_smbus2(config, monkeypatch):
+    """The whole path as on the Pi: luma opens smbus2.SMBus(1) itself (managed mode)."""
+    monkeypatch.setattr(smbus2, "SMBus", SilentBus)
+    with pytest.raises(DisplayError, match="no ssd1306 answers at I2C address 0x3c"):
+        make_device(replace(config, driver="ssd1306"))
+
+
+def test_without_a_device_screens_are_kept_but_not_drawn():
+    display = Display(None)
+    screen = screens.scoreboard({"white": 0, "black": 0}, "white")
+    display.show(screen)
+    display.tick(1.0)
+    assert display.headless and display.screen is screen
+
+
+def test_an_oled_unplugged_while_running_is_dropped_once_and_said_once(config):
+    bus = Unplugged()
+    device = make_device(replace(config, driver="ssd1306"), serial_interface=i2c(bus=bus))
+    lost = []
+    display = Display(device, on_lost=lost.append)
+    display.show(screens.scoreboard({"white": 0, "black": 0}, "white"))
+    assert bus.writes > 0 and not display.headless
+    bus.plugged = False
+    display.show(screens.last_move("white", "a1", {}))
+    display.show(screens.illegal("no", ["a1"]), now=0.0)
+    display.tick(1.0)
+    assert display.headless and len(lost) == 1
+    assert lost[0].startswith("the display stopped answering")
