@@ -78,17 +78,7 @@ class Archive:
             game = self.game(path.stem)
             if game is None:
                 continue
-            out.append(
-                {
-                    "id": path.stem,
-                    "game": game.name,
-                    "players": list(game.players),
-                    "scores": game.scores,
-                    "winner": game.winner,
-                    "over": game.is_over,
-                    "actions": len(game.history),
-                }
-            )
+            out.append(_summary(path.stem, game))
         return out
 
     def details(self, game_id: str) -> dict[str, Any] | None:
@@ -96,13 +86,17 @@ class Archive:
         game = self.game(game_id)
         if game is None:
             return None
-        return {
-            "id": game_id,
-            "game": game.name,
-            "players": list(game.players),
-            "scores": game.scores,
-            "winner": game.winner,
-            "over": game.is_over,
-            "actions": len(game.history),
-            "log": [entry.to_json() for entry in log(game)],
-        }
+        return {**_summary(game_id, game), "log": [entry.to_json() for entry in log(game)]}
+
+
+def _summary(game_id: str, game: Game) -> dict[str, Any]:
+    """A finished game's entry in the listing: id, game, players, scores, winner, actions."""
+    return {
+        "id": game_id,
+        "game": game.name,
+        "players": list(game.players),
+        "scores": game.scores,
+        "winner": game.winner,
+        "over": game.is_over,
+        "actions": len(game.history),
+    }
