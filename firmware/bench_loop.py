@@ -10,8 +10,8 @@ child process with the synthetic camera source and its peak resident set size is
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -83,42 +83,39 @@ def measure_latency(game: str, seed: int = 3, settle_time: float = 0.4) -> tuple
     return latencies, frame_ms
 
 
-def measure_rss(game: str, seed: int = 3) -> float:
-    """Peak resident memory (MB) of ``referee run`` refereeing a whole synthetic game."""
+def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> float:
+    """Peak resident memory (MB) of ``referee run [EXTRA]`` refereeing a whole synthetic game,
+    read from the child's own ``VmHWM`` while it runs (``getrusage`` would also count the pages
+    a child inherits from this process when it is forked)."""
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.toml"
         config.write_text(
-            '[camera]\nsource = "synthetic"\nfps = 10.0\n'
-            f'synthetic_game = "{game}"\nseed = {seed}\n'
-            '[display]\ndriver = "dummy"\n'
+            f'[camera]\nsource = "synthetic"\nfps = 10.0\nsynthetic_game = "{game}"\n'
+            f'seed = {seed}\n[display]\ndriver = "dummy"\n'
             f'[journal]\ndirectory = "{tmp}/journal"\nrecords = "{tmp}/records"\n',
             encoding="utf-8",
         )
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "firmware.cli",
-                "run",
-                "--game",
-                game,
-                "--config",
-                str(config),
-                "--fps",
-                "1000",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-        )
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+        command = [sys.executable, "-m", "firmware.cli", "run", "--game", game]
+        command += ["--config", str(config), "--fps", "1000", *(extra or [])]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        status = Path(f"/proc/{child.pid}/status")
+        peak_kb = 0
+        while child.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak_kb = max(peak_kb, int(line.split()[1]))
+            time.sleep(0.1)
+        if child.returncode:
+            raise subprocess.CalledProcessError(child.returncode, command)
+    return peak_kb / 1024
 
 
 def cmd_bench_loop(args: argparse.Namespace) -> int:
     """Entry point of ``referee bench loop``."""
     game = args.game or "gobblet"
     latencies, frame_ms = measure_latency(game)
-    rss = None if args.no_memory else measure_rss(game)
+    rss = None if args.no_memory else run_peak_mb(game)
     result = LoopBench(
         game,
         len(latencies),

@@ -22,8 +22,6 @@ import json
 import resource
 import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,6 +31,7 @@ from typing import Any
 
 from luma.core.device import dummy
 
+from ..bench_loop import run_peak_mb
 from ..display import Display
 from ..loop import RefereeLoop
 from ..scenario import scripted_game
@@ -195,34 +194,6 @@ def bench_web(game: str, clients: int = 20, stalled: int = 5, seed: int = 3) -> 
         rss_alone,
         rss_viewed,
     )
-
-
-def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> float:
-    """Peak resident memory (MB) of ``referee run [EXTRA]`` refereeing a whole synthetic game,
-    read from the child's own ``VmHWM`` while it runs (``getrusage`` would also count the pages
-    a child inherits from this process when it is forked)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "bench.toml"
-        config.write_text(
-            f'[camera]\nsource = "synthetic"\nfps = 10.0\nsynthetic_game = "{game}"\n'
-            f'seed = {seed}\n[display]\ndriver = "dummy"\n'
-            f'[journal]\ndirectory = "{tmp}/journal"\nrecords = "{tmp}/records"\n',
-            encoding="utf-8",
-        )
-        command = [sys.executable, "-m", "firmware.cli", "run", "--game", game]
-        command += ["--config", str(config), "--fps", "1000", *(extra or [])]
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        status = Path(f"/proc/{child.pid}/status")
-        peak_kb = 0
-        while child.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                for line in status.read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        peak_kb = max(peak_kb, int(line.split()[1]))
-            time.sleep(0.1)
-        if child.returncode:
-            raise subprocess.CalledProcessError(child.returncode, command)
-    return peak_kb / 1024
 
 
 def _peak_rss_mb() -> float:
