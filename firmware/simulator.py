@@ -139,9 +139,10 @@ class SimulatedTable(Camera):
                 hand=hand,
                 board_shift=self._board_shift,
             )
-            frame = self._cache[key] = scene.image
-            if len(self._cache) > 8:
-                self._cache.pop(next(iter(self._cache)))
+            # a beat films one scene several times over: only its frame is kept (a real camera
+            # holds one frame too, and the figure of `referee bench web` is the referee's own)
+            self._cache = {key: scene.image}
+            frame = scene.image
         return frame
 
     def _release(self) -> None:
