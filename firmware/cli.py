@@ -124,6 +124,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from vision.bench import cmd_bench_vision
 
         return cmd_bench_vision(args)
+    if args.target == "table":
+        from vision.bench_table import cmd_bench_table
+
+        return cmd_bench_table(args)
     print(f"referee: unknown benchmark {args.target!r}", file=sys.stderr)
     return 2
 
@@ -247,12 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_lazy("firmware.demo", "cmd_demo"))
 
     p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
-    p.add_argument("target", choices=["engine", "vision", "loop", "web"])
+    p.add_argument("target", choices=["engine", "vision", "table", "loop", "web"])
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
     p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
     p.add_argument("--scenes", type=int, default=200, help="rendered scenes per game (vision)")
-    p.add_argument("--seed", type=int, default=2026, help="seed of the scene corpus (vision)")
+    p.add_argument(
+        "--seed", type=int, default=2026, help="seed of the scene corpus (vision, table)"
+    )
+    p.add_argument("--tables", type=int, default=8, help="sample games filmed per game (table)")
     p.add_argument(
         "--failures",
         action="store_true",

@@ -1,9 +1,11 @@
 """What a patch means: a fitted model over the patches of :mod:`vision.sampling`.
 
 A model is data, in ``vision/models/``: ``NAME.onnx`` (a small convolutional network, run with
-OpenCV's ``cv2.dnn``: no other runtime on the Pi) and ``NAME.json`` (the games it reads, its
-classes, the :class:`~vision.sampling.PatchSpec` it was fitted with, the *foreign* threshold
-and how it was trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a
+OpenCV's ``cv2.dnn``: no other runtime on the Pi; two outputs, ``logits`` and ``embedding``, its
+last hidden layer, which :mod:`vision.adapt` compares with what this table has shown) and
+``NAME.json`` (the games it reads, its classes, the :class:`~vision.sampling.PatchSpec` it was
+fitted with, the *foreign* and change thresholds, the adaptation's bounds and how it was
+trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a
 seed. Classes are strings: ``empty``, the game's contents (``orange``, ``white-3``,
 ``black-circle``, an edge colour) and ``foreign`` (a hand, a sleeve, anything that is neither
 the board nor a piece).
@@ -20,13 +22,17 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .adapt import Adaptation
 from .models import MODELS_DIR
 from .sampling import PatchSpec
 
 FOREIGN = "foreign"
 EMPTY = "empty"
-#: Version of the model file format this code reads.
-FORMAT = 1
+#: Version of the model file format this code reads (2: the network also outputs ``embedding``).
+FORMAT = 2
+#: The network's outputs, by name (OpenCV 4's ``forward()`` without names gives the first
+#: unconnected one, which need not be the logits).
+OUTPUTS = ("logits", "embedding")
 
 
 class ModelError(RuntimeError):
@@ -46,6 +52,8 @@ class CellModel:
     #: a target whose change score (:mod:`vision.change`) reaches this has changed since the
     #: last accepted frame; None: every target is classified every time
     change_threshold: float | None
+    #: how far this table's accepted positions may move a prediction (:mod:`vision.adapt`)
+    adaptation: Adaptation
     meta: dict[str, Any]
     onnx: bytes
     #: the model file it was read from
@@ -76,6 +84,7 @@ class CellModel:
             change_threshold=(
                 float(meta["change_threshold"]) if meta.get("change_threshold") else None
             ),
+            adaptation=Adaptation.from_json(meta.get("adapt")),
             meta=meta,
             onnx=onnx,
             meta_path=path,
@@ -85,16 +94,31 @@ class CellModel:
         """A new OpenCV network of this model (one per thread: a net is not thread-safe)."""
         return _network(self.onnx)
 
-    def predict_proba(self, patches: np.ndarray, net: cv2.dnn.Net | None = None) -> np.ndarray:
-        """Class probabilities (N x K float64) of patches (N x C x px x px float32)."""
+    def forward(
+        self, patches: np.ndarray, net: cv2.dnn.Net | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Logits (N x K float64) and embeddings (N x D float64) of patches (N x C x px x px)."""
         if len(patches) == 0:
-            return np.zeros((0, len(self.classes)))
+            return np.zeros((0, len(self.classes))), np.zeros((0, 0))
         net = net if net is not None else self.network()
         net.setInput(np.ascontiguousarray(patches, dtype=np.float32))
-        logits = net.forward().astype(np.float64).reshape(len(patches), -1)
-        logits -= logits.max(axis=1, keepdims=True)
-        e = np.exp(logits)
-        return e / e.sum(axis=1, keepdims=True)
+        logits, embedding = net.forward(list(OUTPUTS))
+        n = len(patches)
+        return (
+            logits.astype(np.float64).reshape(n, -1),
+            embedding.astype(np.float64).reshape(n, -1),
+        )
+
+    def predict_proba(self, patches: np.ndarray, net: cv2.dnn.Net | None = None) -> np.ndarray:
+        """Class probabilities (N x K float64) of patches (N x C x px x px float32)."""
+        return softmax(self.forward(patches, net)[0])
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise probabilities of ``logits`` (N x K)."""
+    z = logits - logits.max(axis=1, keepdims=True) if len(logits) else logits
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def _network(onnx: bytes) -> cv2.dnn.Net:

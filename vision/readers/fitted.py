@@ -2,7 +2,9 @@
 
 After :meth:`FittedReader.calibrate` (the opening, then every accepted position) the reader
 judges changes, not whole boards (:mod:`vision.change`): a cell whose patches are as they were in
-the last accepted frame keeps its accepted content; only changed cells go to the model.
+the last accepted frame keeps its accepted content; only changed cells go to the model, whose
+verdict this table's accepted pieces may confirm, within the model file's bounds
+(:mod:`vision.adapt`).
 
 The game-specific part is small: which patches (the model file's
 :class:`~vision.sampling.PatchSpec`) and what a class means (:meth:`FittedReader.label` from a
@@ -23,10 +25,11 @@ from engine import Observation, data, new_game
 from engine.core import Content
 from engine.spectrangle import COLOURS
 
+from ..adapt import TableBank
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
 from ..locate import BoardPose
-from ..model import EMPTY, FOREIGN, CellModel, model_for
+from ..model import EMPTY, FOREIGN, CellModel, model_for, softmax
 from ..sampling import EDGES, PatchSampler
 from . import Reader
 from .common import observation
@@ -47,6 +50,8 @@ class FittedReader(Reader):
         self.net = self.model.network()
         self.codec = new_game(geometry.game)
         self.memory: Memory | None = None
+        #: this table's accepted pieces, as the model's embeddings (:mod:`vision.adapt`)
+        self.bank = TableBank(len(self.model.classes), self.model.adaptation)
         missing = set(self.model.classes) - {EMPTY, FOREIGN} - set(self.labels_known())
         if missing:
             raise ValueError(f"model {self.model.name} has classes {sorted(missing)} unknown here")
@@ -81,14 +86,19 @@ class FittedReader(Reader):
     def predict(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
         """Class probabilities of every target of ``frame`` (targets x classes): the model's
         for the cells that changed since the last accepted frame (all of them before the first),
-        a certain accepted class for the others."""
+        a certain accepted class for the others. The changed ones' logits get the table bank's
+        offsets (:meth:`~vision.adapt.TableBank.offsets`)."""
         patches = self.sampler.sample(frame, pose)
         probs = np.zeros((len(patches), len(self.model.classes)))
         todo = self._changed(patches)
         if self.memory is not None:
             kept = np.setdiff1d(np.arange(len(patches)), todo)
             probs[kept, self.memory.classes[kept]] = 1.0
-        probs[todo] = self.model.predict_proba(patches[todo], self.net)
+        if len(todo):
+            logits, embedding = self.model.forward(patches[todo], self.net)
+            if self.bank.active:
+                logits = logits + self.bank.offsets(embedding)
+            probs[todo] = softmax(logits)
         return probs
 
     def _changed(self, patches: np.ndarray) -> np.ndarray:
@@ -110,18 +120,32 @@ class FittedReader(Reader):
 
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
-        next frames are judged against them."""
+        next frames are judged against them, and the targets whose class changed (all of them
+        the first time) are examples of this table's pieces for the bank."""
         if not set(known) >= set(self.geometry.cell_names):
             return
-        classes = [
-            self.model.classes.index(self.label(self.codec.cell_to_json(known[t.cell]), t.part))
-            for t in self.sampler.targets
-        ]
-        self.memory = Memory(self.sampler.sample(frame, pose), np.array(classes, dtype=int))
+        classes = np.array(
+            [
+                self.model.classes.index(self.label(self.codec.cell_to_json(known[t.cell]), t.part))
+                for t in self.sampler.targets
+            ],
+            dtype=int,
+        )
+        patches = self.sampler.sample(frame, pose)
+        if self.model.adaptation.bound > 0:
+            new = (
+                np.arange(len(classes))
+                if self.memory is None
+                else np.flatnonzero(classes != self.memory.classes)
+            )
+            if len(new):
+                self.bank.add(self.model.forward(patches[new], self.net)[1], classes[new])
+        self.memory = Memory(patches, classes)
 
     def forget(self) -> None:
-        """Forget the last accepted frame (a new game is set up)."""
+        """Forget the last accepted frame and this table's examples (a new game is set up)."""
         self.memory = None
+        self.bank.clear()
 
 
 class GobbletReader(FittedReader):

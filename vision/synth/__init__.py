@@ -3,7 +3,15 @@
 
 from .camera import Camera
 from .domain import Domain
-from .positions import random_position
+from .positions import random_game, random_position
 from .scene import Scene, random_board_shift, render_scene
 
-__all__ = ["Camera", "Domain", "Scene", "random_board_shift", "random_position", "render_scene"]
+__all__ = [
+    "Camera",
+    "Domain",
+    "Scene",
+    "random_board_shift",
+    "random_game",
+    "random_position",
+    "render_scene",
+]

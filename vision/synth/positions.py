@@ -1,15 +1,21 @@
-"""Random positions that look like games in progress (not necessarily legal), for corpora."""
+"""Random positions that look like games in progress (not necessarily legal), for corpora, and
+random legal games move by move, as one table sees them (:func:`random_game`)."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import numpy as np
 
-from engine import data
+from engine import Event, data, new_game
+from engine.core import RefereeError
 
 from ..geometry import load_geometry
 from .pieces import SPECTRANGLE_LETTERS
+
+#: turns (moves, passes, exchanges) after which a sample game stops
+MAX_TURNS = 400
 
 
 def random_position(game: str, rng: np.random.Generator) -> dict[str, Any]:
@@ -28,6 +34,29 @@ def random_position(game: str, rng: np.random.Generator) -> dict[str, Any]:
             n: kinds[int(rng.integers(len(kinds)))] if rng.random() < fill else None for n in names
         }
     raise ValueError(f"no random positions for {game!r}")
+
+
+def random_game(game: str, seed: int, moves: int | None = None) -> list[dict[str, Any]]:
+    """The boards of a random legal game of ``game`` from ``seed``, move by move: the empty
+    board first, then the board after each move (at most ``moves``), as observation-style
+    ``cells`` dicts. Passes and exchanges change no cell and give no board; the game stops
+    when it is over or the player to move is stuck."""
+    rng = random.Random(seed)
+    play = new_game(game)
+    boards = [{n: play.cell_to_json(c) for n, c in play.view().items()}]
+    for _ in range(MAX_TURNS):
+        if play.is_over or (moves is not None and len(boards) > moves):
+            break
+        try:
+            action = play.random_move(rng)
+            if isinstance(action, Event):
+                play.handle(action)  # a pass or an exchange: the board stays as it is
+                continue
+        except RefereeError:  # a stuck player ends the sample game
+            break
+        play.play(action)
+        boards.append({n: play.cell_to_json(c) for n, c in play.view().items()})
+    return boards
 
 
 def _gobblet_top(rng: np.random.Generator) -> dict[str, Any]:

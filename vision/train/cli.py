@@ -30,11 +30,14 @@ def cmd_train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .fit import refit_change, train
+    from .fit import refit_adaptation, refit_change, train
 
     for name in names:
         if args.change_only:
             refit_change(name, known[name], Path(args.out), args.seed, args.workers)
+            continue
+        if args.adapt_only:
+            refit_adaptation(name, known[name], Path(args.out), args.seed, args.workers)
             continue
         train(
             name,
@@ -61,5 +64,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--change-only",
         action="store_true",
         help="keep the fitted networks, fit only their change thresholds again",
+    )
+    p.add_argument(
+        "--adapt-only",
+        action="store_true",
+        help="keep the fitted networks, fit only how far a table may adapt them (vision.adapt)",
     )
     p.set_defaults(func=cmd_train)

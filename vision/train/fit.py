@@ -16,9 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 
-from ..model import FOREIGN, FORMAT
+from ..adapt import Adaptation
+from ..model import FOREIGN, FORMAT, OUTPUTS
+from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
 
@@ -61,6 +64,49 @@ def network(channels: int, px: int, classes: int, width: int):
         nn.Dropout(0.2),
         nn.Linear(4 * w, classes),
     )
+
+
+#: Index in :func:`network` of the ReLU whose output is the embedding (the last hidden layer).
+EMBEDDING_LAYER = 14
+
+
+def _two_outputs(net):
+    """``net`` as a module giving (logits, embedding)."""
+    torch = _torch()
+
+    class TwoOutputs(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            embedding = self.net[: EMBEDDING_LAYER + 1](x)
+            return self.net[EMBEDDING_LAYER + 1 :](embedding), embedding
+
+    return TwoOutputs()
+
+
+def with_embedding(onnx_bytes: bytes) -> bytes:
+    """A format-1 network (``logits`` only) with its last hidden layer as a second output,
+    ``embedding``: the same weights, so the same logits."""
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(onnx_bytes, dtype=np.uint8))
+    if "embedding" in net.getUnconnectedOutLayersNames():
+        return onnx_bytes
+    import onnx
+
+    model = onnx.load_from_string(onnx_bytes)
+    relu = [n for n in model.graph.node if n.op_type == "Relu"][-1].output[0]
+    batch = model.graph.output[0].type.tensor_type.shape.dim[0].dim_param or "n"
+    width = next(n for n in model.graph.node if n.op_type == "Gemm" and relu in n.input)
+    weight = next(i for i in model.graph.initializer if i.name == width.input[1])
+    model.graph.node.append(onnx.helper.make_node("Identity", [relu], ["embedding"]))
+    model.graph.output.append(
+        onnx.helper.make_tensor_value_info(
+            "embedding", onnx.TensorProto.FLOAT, [batch, weight.dims[1]]
+        )
+    )
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
 
 
 def augment(x, kind: str, gen):
@@ -204,12 +250,12 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
     dummy = torch.zeros(1, channels, spec["px"], spec["px"])
     buf = io.BytesIO()
     torch.onnx.export(
-        net,
+        _two_outputs(net),
         (dummy,),
         buf,
         input_names=["patches"],
-        output_names=["logits"],
-        dynamic_axes={"patches": {0: "n"}, "logits": {0: "n"}},
+        output_names=list(OUTPUTS),
+        dynamic_axes={"patches": {0: "n"}, **{o: {0: "n"} for o in OUTPUTS}},
         opset_version=13,
         dynamo=False,
     )
@@ -222,6 +268,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "patch": spec,
         "foreign_threshold": round(fitted.threshold, 4),
         "change_threshold": info.get("change_threshold"),
+        "adapt": Adaptation().to_json(),
         "trained": {**info, **fitted.figures, "date": datetime.now(UTC).strftime("%Y-%m-%d")},
     }
     path = out / f"{name}.json"
@@ -261,7 +308,7 @@ def train(
     }
     path = export(fitted, recipe, name, out, info)
     print(f"{name}: {json.dumps(fitted.figures)} threshold {fitted.threshold:.2f} -> {path}")
-    return path
+    return refit_adaptation(name, recipe, out, seed, workers)
 
 
 def refit_change(
@@ -283,4 +330,32 @@ def refit_change(
     meta["trained"].update(change)
     path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(f"{name}: {json.dumps(change)} -> {path}")
+    return path
+
+
+def refit_adaptation(
+    name: str,
+    recipe: dict[str, Any],
+    out: Path,
+    seed: int,
+    workers: int | None,
+    games: int | None = None,
+) -> Path:
+    """Fit the adaptation (:mod:`vision.adapt`) of the existing model ``out/NAME.json`` on
+    ``games`` sample games (default the recipe's ``adapt_games``); the network is kept (given
+    its ``embedding`` output if it was written before it had one). Return the JSON's path."""
+    path = out / f"{name}.json"
+    onnx_path = path.with_suffix(".onnx")
+    onnx_path.write_bytes(with_embedding(onnx_path.read_bytes()))
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta["format"] = FORMAT
+    meta.setdefault("adapt", Adaptation().to_json())
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    adaptation, figures = fit_adaptation(
+        path, recipe, int(games or recipe.get("adapt_games", 24)), seed, workers
+    )
+    meta["adapt"] = adaptation.to_json()
+    meta["trained"].update(figures)
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    print(f"{name}: adapt {json.dumps(meta['adapt'])} {json.dumps(figures)} -> {path}")
     return path

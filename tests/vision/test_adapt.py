@@ -1,0 +1,206 @@
+"""Calibrating to the table (vision.adapt): the bank's bounds, the reader's use of it, the fit
+of its parameters and the games it is fitted and benchmarked on."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from itertools import pairwise
+
+import numpy as np
+import pytest
+
+from engine import new_game
+from vision import bench_table
+from vision.adapt import Adaptation, TableBank
+from vision.model import OUTPUTS, model_for, softmax
+from vision.readers import reader_for
+from vision.synth import Domain, random_game, render_scene
+from vision.train.adapt import Step, Table, choose_adaptation, replay
+
+from .reader_corpus import locate
+
+ON = Adaptation(weight=2.0, reach=4.0, capacity=5, min_examples=2)
+
+
+def _bank(adaptation: Adaptation = ON) -> TableBank:
+    bank = TableBank(3, adaptation)
+    rng = np.random.default_rng(0)
+    bank.add(rng.normal([0, 0], 0.1, (4, 2)), np.zeros(4, dtype=int))
+    bank.add(rng.normal([5, 0], 0.1, (4, 2)), np.ones(4, dtype=int))
+    return bank
+
+
+def test_the_bank_raises_only_classes_a_target_is_close_to_and_never_beyond_its_bound():
+    bank = _bank()
+    assert bank.active and bank.counts() == [4, 4, 0]
+    rng = np.random.default_rng(1)
+    probe = np.vstack([[0, 0], [5, 0], [2.5, 0], [0, 40], rng.normal(0, 10, (200, 2))])
+    off = bank.offsets(probe)
+    assert off.shape == (len(probe), 3)
+    assert (off >= 0).all() and (off <= ON.bound + 1e-9).all()
+    assert off[0, 0] > 0 and off[0, 1] == 0  # at class 0's mean: class 0 only
+    assert off[1, 1] > 0 and off[1, 0] == 0
+    assert (off[:, 2] == 0).all()  # a class the table never showed is left to the model
+    assert (off[3] == 0).all()  # far from everything (a hand): no change at all
+
+
+def test_the_bank_is_bounded_in_examples_and_off_when_it_should_be():
+    bank = TableBank(2, ON)
+    bank.add(np.arange(20.0).reshape(10, 2), np.zeros(10, dtype=int))
+    kept = np.array(bank._examples[0])
+    # one call with more than the capacity keeps evenly spaced examples, the ends included
+    assert len(kept) == ON.capacity and kept[0, 0] == 0 and kept[-1, 0] == 18
+    bank.add(np.full((3, 2), 99.0), np.zeros(3, dtype=int))
+    assert len(bank._examples[0]) == ON.capacity and bank._examples[0][-1][0] == 99
+    # a single example of a class is not used; weight 0 is no adaptation at all
+    lone = TableBank(2, ON)
+    lone.add(np.zeros((1, 2)), np.zeros(1, dtype=int))
+    assert not lone.active and not lone.offsets(np.zeros((2, 2))).any()
+    assert not _bank(replace(ON, weight=0.0)).offsets(np.zeros((2, 2))).any()
+    bank.clear()
+    assert bank.counts() == [0, 0] and not bank.active
+
+
+def test_the_adaptation_round_trips_and_is_off_when_a_model_file_has_none():
+    assert Adaptation.from_json(ON.to_json()) == ON
+    assert Adaptation.from_json(None).bound == 0
+    for game in ("gobsmacked", "spectrangle", "gobblet", "blokus"):
+        model = model_for(game)
+        assert model.meta["adapt"] == model.adaptation.to_json()
+        assert model.adaptation.capacity >= model.adaptation.min_examples >= 1
+
+
+@pytest.mark.parametrize("game", ["gobblet", "spectrangle"])
+def test_the_network_gives_logits_and_the_embedding_they_come_from(game):
+    model = model_for(game)
+    assert OUTPUTS == ("logits", "embedding")
+    patches = np.random.default_rng(2).random((7, *model_patch_shape(model)), dtype=np.float32)
+    logits, embedding = model.forward(patches)
+    assert logits.shape == (7, len(model.classes)) and embedding.shape[0] == 7
+    assert (embedding >= 0).all() and embedding.shape[1] > len(model.classes)  # a ReLU layer
+    assert np.allclose(model.predict_proba(patches), softmax(logits))
+
+
+def model_patch_shape(model) -> tuple[int, int, int]:
+    spec = model.spec
+    return (3 * len(spec.heights_mm), spec.px, spec.px)
+
+
+def test_accepted_positions_teach_the_reader_and_a_new_game_forgets():
+    game = "gobblet"
+    model = model_for(game)
+    reader = reader_for(game, model=replace(model, adaptation=ON))
+    codec = new_game(game)
+    boards = random_game(game, 5, 3)
+    shots = [render_scene(game, b, 12, hand=False, domain=Domain.TRAIN).image for b in boards]
+    known = [{n: codec.cell_from_json(v) for n, v in b.items()} for b in boards]
+    reader.calibrate(shots[0], locate(game, shots[0]), known[0])
+    empty = model.classes.index("empty")
+    assert reader.bank.counts()[empty] == ON.capacity  # the opening: all empty, evenly kept
+    assert sum(reader.bank.counts()) == ON.capacity
+    reader.calibrate(shots[1], locate(game, shots[1]), known[1])
+    assert sum(reader.bank.counts()) == ON.capacity + 1  # the one piece the move put down
+    # the bank's offsets reach the changed targets' probabilities: with the memory gone, every
+    # target is judged again, and the pieces the table showed are more certain than the
+    # model alone makes them
+    plain = reader_for(game, model=replace(model, adaptation=Adaptation()))
+    pose = locate(game, shots[1])
+    reader.memory = None
+    adapted, alone = reader.predict(shots[1], pose), plain.predict(shots[1], pose)
+    truth = [
+        model.classes.index(reader.label(codec.cell_to_json(known[1][t.cell]), t.part))
+        for t in reader.sampler.targets
+    ]
+    rows = np.arange(len(truth))
+    assert (adapted[rows, truth] >= alone[rows, truth] - 1e-9).all()
+    assert (adapted[rows, truth] > alone[rows, truth] + 1e-6).any()
+    reader.forget()
+    assert sum(reader.bank.counts()) == 0 and reader.memory is None
+    # a model whose adaptation is off learns nothing
+    plain.calibrate(shots[0], locate(game, shots[0]), known[0])
+    assert sum(plain.bank.counts()) == 0
+
+
+def _table(wrong_logits: bool) -> Table:
+    """Three boards: the model's logits favour class 1 where the truth is 0, and the targets'
+    embeddings sit right on the examples the table taught."""
+    logits = np.array([[0.0, 1.0, -5.0]] * 3) if wrong_logits else np.array([[3.0, 0, -5]] * 3)
+    emb = np.zeros((3, 2))
+    taught = np.zeros((4, 2))
+    step = Step(logits, emb, np.zeros(3, dtype=int), taught, np.zeros(4, dtype=int))
+    return Table("gobblet", [step, step, step])
+
+
+def test_the_fit_keeps_the_smallest_adaptation_that_reads_most_changed_targets_right():
+    helped = [_table(True)]
+    assert replay(helped, 3, Adaptation()) == (0, 9)
+    assert replay(helped, 3, ON) == (6, 9)  # the first board has no examples yet
+    best, right, without, total = choose_adaptation(helped, 3)
+    assert (right, without, total) == (6, 0, 9) and best.bound > 0
+    # where the model is right anyway, no adaptation is the choice (ties: the smaller bound)
+    best, right, without, total = choose_adaptation([_table(False)], 3)
+    assert best.weight == 0 and right == without == total == 9
+
+
+@pytest.mark.parametrize("game", ["gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo"])
+def test_sample_games_are_legal_and_put_one_move_down_at_a_time(game):
+    boards = random_game(game, 7, 6)
+    assert 2 <= len(boards) <= 7 and all(v is None for v in boards[0].values())
+    play = new_game(game)
+    for before, after in pairwise(boards):
+        assert before != after
+        obs = play.observation_from_json({"game": game, "cells": after})
+        verdict = play.infer(obs)
+        assert verdict.kind == "move", (game, verdict)
+        play.play(verdict.move)
+    assert random_game(game, 7, 6) == boards  # seeded
+
+
+def test_the_table_bench_reads_whole_games_with_and_without_adapting(monkeypatch, capsys):
+    from firmware.cli import main
+
+    monkeypatch.setattr(bench_table, "MOVES", 3)
+    assert (
+        main(
+            [
+                "bench",
+                "table",
+                "--game",
+                "gobsmacked",
+                "--tables",
+                "1",
+                "--splits",
+                "corpus,heldout",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    for split in ("games", "heldout"):
+        r = out[split]["gobsmacked"]
+        assert r["tables"] == 1 and r["boards"] == 4 and r["changed_cells"] >= 3
+        for key in ("boards_right", "changed_right", "boards_right_without_adapt"):
+            assert 0 <= r[key] <= 1
+    assert out["games"]["gobsmacked"]["boards_right"] == 1.0  # the nominal look: all right
+
+
+def test_a_network_without_an_embedding_is_given_one():
+    onnx = pytest.importorskip("onnx")
+    import cv2
+
+    from vision.train.fit import with_embedding
+
+    model = model_for("blokus")
+    assert with_embedding(model.onnx) == model.onnx  # it has one already
+    old = onnx.load_from_string(model.onnx)  # as format 1 wrote it: logits only
+    old.graph.output.remove(next(o for o in old.graph.output if o.name == "embedding"))
+    old.graph.node.remove(next(n for n in old.graph.node if "embedding" in n.output))
+    new = with_embedding(old.SerializeToString())
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(new, dtype=np.uint8))
+    patches = np.random.default_rng(3).random((5, *model_patch_shape(model)), dtype=np.float32)
+    net.setInput(patches)
+    logits, embedding = net.forward(list(OUTPUTS))
+    assert np.allclose(logits, model.forward(patches)[0], atol=1e-5)
+    assert np.allclose(embedding, model.forward(patches)[1], atol=1e-5)

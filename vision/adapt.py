@@ -1,0 +1,136 @@
+"""Calibrate to this table: what the pieces look like here, learnt from the accepted positions.
+
+Every accepted position is labelled by the engine: each cell holds what the referee accepted.
+The reader keeps the model's *embedding* (the network's last hidden layer,
+:meth:`~vision.model.CellModel.forward`) of the targets whose accepted class changed, in a
+:class:`TableBank` per game; the class means there are the pieces (and the empty cells) as they
+look under this light, with this camera, in this set.
+A changed target close to a class's mean gets that class's log-odds raised, by at most
+the model file's fitted bound; a target far from every mean (a hand, a piece never seen here)
+is left to the model alone, so the bank can only confirm what the table has shown before.
+
+Bounds, all in the model file's ``adapt`` (fitted by ``referee train NAME --adapt-only`` on
+rendered games of the training domain, ``vision.train.adapt``):
+
+- ``capacity`` examples per class, the latest (older ones are forgotten: a lamp switched on in
+  the middle of a game is learnt again within a few moves);
+- a class counts from ``min_examples`` on;
+- the raise is ``weight * max(0, reach - d)``, ``d`` the target's squared distance to the class
+  mean in units of the bank's mean squared spread within a class: never above
+  ``weight * reach`` nats, never a lowering;
+- ``weight`` 0 turns the adaptation off (the model file's choice when it did not help).
+
+A new game (:meth:`TableBank.clear`) starts from nothing: the opening's empty board is the first
+example.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Adaptation:
+    """The fitted, bounded parameters of a :class:`TableBank` (a model file's ``adapt``)."""
+
+    #: nats of log-odds per unit of closeness (0: no adaptation)
+    weight: float = 0.0
+    #: normalised squared distance to a class mean within which that class is raised
+    reach: float = 0.0
+    #: examples kept per class (the latest)
+    capacity: int = 32
+    #: examples a class needs before it is used
+    min_examples: int = 2
+
+    @property
+    def bound(self) -> float:
+        """The most a class's log-odds may be raised (nats)."""
+        return self.weight * self.reach
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Adaptation:
+        """From a model file's ``adapt`` (absent: off)."""
+        if not data:
+            return cls()
+        return cls(
+            weight=float(data["weight"]),
+            reach=float(data["reach"]),
+            capacity=int(data["capacity"]),
+            min_examples=int(data["min_examples"]),
+        )
+
+    def to_json(self) -> dict[str, float | int]:
+        """The model file's ``adapt``."""
+        return {
+            "weight": self.weight,
+            "reach": self.reach,
+            "capacity": self.capacity,
+            "min_examples": self.min_examples,
+        }
+
+
+class TableBank:
+    """Embeddings of accepted targets, per class, and the log-odds they add to new targets."""
+
+    def __init__(self, classes: int, adaptation: Adaptation) -> None:
+        self.classes = classes
+        self.adaptation = adaptation
+        self._examples: list[deque[np.ndarray]] = [
+            deque(maxlen=max(1, adaptation.capacity)) for _ in range(classes)
+        ]
+
+    @property
+    def active(self) -> bool:
+        """True when the bank can change a prediction (adaptation on, some class usable)."""
+        return self.adaptation.bound > 0 and bool(self._usable())
+
+    def counts(self) -> list[int]:
+        """Examples held per class."""
+        return [len(e) for e in self._examples]
+
+    def add(self, embeddings: np.ndarray, classes: np.ndarray) -> None:
+        """Remember accepted targets: ``embeddings`` (N x D) of class indices ``classes``. When
+        one call brings more of a class than the bank keeps (the opening's empty board), evenly
+        spaced ones are kept, so that they span the board."""
+        f, classes = np.asarray(embeddings, np.float64), np.asarray(classes, dtype=int)
+        for c in np.unique(classes):
+            rows = np.flatnonzero(classes == c)
+            keep = self._examples[int(c)].maxlen or len(rows)
+            if len(rows) > keep:
+                rows = rows[np.linspace(0, len(rows) - 1, keep).round().astype(int)]
+            self._examples[int(c)].extend(f[rows])
+
+    def clear(self) -> None:
+        """Forget every example (a new game)."""
+        for e in self._examples:
+            e.clear()
+
+    def _usable(self) -> list[int]:
+        need = self.adaptation.min_examples
+        return [c for c, e in enumerate(self._examples) if len(e) >= need]
+
+    def offsets(self, embeddings: np.ndarray) -> np.ndarray:
+        """Log-odds to add to the model's logits of targets with ``embeddings`` (N x D): for
+        each usable class, ``weight * max(0, reach - d)``; 0 elsewhere (N x classes)."""
+        out = np.zeros((len(embeddings), self.classes))
+        usable = self._usable()
+        if not usable or self.adaptation.bound <= 0 or len(embeddings) == 0:
+            return out
+        banks = [np.array(self._examples[c]) for c in usable]
+        means = np.array([b.mean(axis=0) for b in banks])
+        spread = float(
+            np.mean(
+                np.concatenate(
+                    [((b - m) ** 2).sum(axis=1) for b, m in zip(banks, means, strict=True)]
+                )
+            )
+        )
+        f = np.asarray(embeddings, np.float64)
+        d = ((f[:, None, :] - means[None, :, :]) ** 2).sum(axis=2) / max(spread, 1e-9)
+        a = self.adaptation
+        out[:, usable] = a.weight * np.maximum(0.0, a.reach - d)
+        return out

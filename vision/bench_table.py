@@ -1,0 +1,156 @@
+"""``referee bench table``: whole games at one table, the reader calibrated on every accepted board.
+
+``bench vision`` reads single scenes, each with a fresh reader, as the labelled photos are read.
+At a real table the referee starts from the empty board and accepts one move after another: the
+reader then judges changes against the last accepted frame (:mod:`vision.change`) and learns
+this table's pieces (:mod:`vision.adapt`). This benchmark plays ``tables`` random legal games
+per game (:func:`vision.synth.random_game`, at most :data:`MOVES` moves), each filmed with one
+camera, light and box of the split's domain, the board laid a few mm off its outline; every board
+is read through the real path (tracked locator, the game's reader) and then accepted with its
+truth, as the players would put a misread right. The same frames are read twice: by the reader
+as the model file sets it, and with its adaptation off (``*_without_adapt``).
+
+Per game: ``boards`` read, ``boards_right`` (every cell right, nothing flagged), ``changed_cells``
+(cells whose content differs from the previous board) and ``changed_right`` (of them, read
+right), ``flagged`` (clear boards reported ``occluded`` or ``partial``: a referee that waits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import zlib
+from dataclasses import dataclass, replace
+
+import cv2
+
+from engine import new_game
+
+from .adapt import Adaptation
+from .bench import BENCH_GAMES, SPLITS, board_errors
+from .geometry import load_geometry
+from .locate import BoardLocator, BoardNotFound
+from .readers import Reader, reader_for
+from .synth import random_board_shift, random_game, render_scene
+
+#: Moves per sample game at most.
+MOVES = 30
+
+
+@dataclass
+class Tally:
+    """One reader's counts over a game's tables."""
+
+    boards: int = 0
+    right: int = 0
+    changed: int = 0
+    changed_right: int = 0
+    flagged: int = 0
+
+    def score(self, truth: dict, before: dict | None, obs, geometry) -> None:
+        """Count the read ``obs`` of a clear board ``truth`` (``before``: the last accepted)."""
+        self.boards += 1
+        self.right += not board_errors(geometry, truth, (), False, obs)
+        self.flagged += obs.occluded or obs.partial
+        for name, content in truth.items():
+            if before is not None and before[name] != content:
+                self.changed += 1
+                self.changed_right += obs.cells.get(name, ...) == content
+
+
+@dataclass(frozen=True)
+class TableBench:
+    """One game's figures."""
+
+    game: str
+    tables: int
+    adapted: Tally
+    plain: Tally
+
+    def to_json(self) -> dict[str, float | int]:
+        """The ``--json`` figures."""
+        a, p = self.adapted, self.plain
+        return {
+            "tables": self.tables,
+            "boards": a.boards,
+            "boards_right": round(a.right / max(a.boards, 1), 4),
+            "changed_cells": a.changed,
+            "changed_right": round(a.changed_right / max(a.changed, 1), 4),
+            "flagged": a.flagged,
+            "boards_right_without_adapt": round(p.right / max(p.boards, 1), 4),
+            "changed_right_without_adapt": round(p.changed_right / max(p.changed, 1), 4),
+            "flagged_without_adapt": p.flagged,
+        }
+
+
+def _plain(reader: Reader, game: str) -> Reader:
+    """A reader of ``game`` like ``reader`` but with its model's adaptation off."""
+    model = getattr(reader, "model", None)
+    if model is None:
+        return reader_for(game)
+    return reader_for(game, model=replace(model, adaptation=Adaptation()))
+
+
+def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
+    """Play and read ``tables`` sample games of ``game`` in ``split``'s domain."""
+    cv2.setNumThreads(1)
+    geometry = load_geometry(game)
+    codec = new_game(game)
+    domain = SPLITS[split]
+    adapted, plain = Tally(), Tally()
+    for t in range(tables):
+        key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
+        boards = random_game(game, key, MOVES)
+        shift = random_board_shift(key, game)
+        readers = [reader_for(game)]
+        readers.append(_plain(readers[0], game))
+        locator = BoardLocator([geometry])
+        before = None
+        for k, cells in enumerate(boards):
+            scene = render_scene(game, cells, key, hand=False, board_shift=shift, domain=domain)
+            truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
+            try:
+                pose = locator.locate(scene.image, k * 0.1)
+            except BoardNotFound:
+                for tally in (adapted, plain):
+                    tally.boards += 1
+                before = None
+                continue
+            for reader, tally in zip(readers, (adapted, plain), strict=True):
+                tally.score(truth, before, reader.read(scene.image, pose), geometry)
+                reader.calibrate(scene.image, pose, truth)
+            before = truth
+    return TableBench(game, tables, adapted, plain)
+
+
+def cmd_bench_table(args: argparse.Namespace) -> int:
+    """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
+    ``bench vision`` does (``games``: the corpus's nominal look)."""
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    unknown = [s for s in splits if s not in SPLITS]
+    if unknown or not splits:
+        print(
+            f"referee: unknown split {', '.join(unknown) or '(none)'}; "
+            f"choose from {', '.join(SPLITS)}",
+            file=sys.stderr,
+        )
+        return 2
+    out: dict[str, dict] = {}
+    for split in splits:
+        results = out.setdefault("games" if split == "corpus" else split, {})
+        for name in [args.game] if args.game else list(BENCH_GAMES):
+            r = bench_table(name, args.tables, args.seed, split).to_json()
+            results[name] = r
+            if not args.json:
+                print(
+                    f"{split:8s} {name:12s} boards right {100 * r['boards_right']:6.2f} % "
+                    f"(without adapting {100 * r['boards_right_without_adapt']:6.2f} %)  "
+                    f"changed cells right {100 * r['changed_right']:6.2f} % "
+                    f"({100 * r['changed_right_without_adapt']:6.2f} %) of {r['changed_cells']}  "
+                    f"flagged {r['flagged']} ({r['flagged_without_adapt']}) of {r['boards']}",
+                    flush=True,
+                )
+    if args.json:
+        print(json.dumps(out))
+    return 0
