@@ -41,9 +41,10 @@ def main() -> None:
     driver = browser.chrome(1000, 640)
     try:
         for game, moves in GAMES.items():
-            with tempfile.TemporaryDirectory() as tmp, WebServer(
-                "127.0.0.1", 0, records_dir=Path(tmp) / "records"
-            ) as server:
+            with (
+                tempfile.TemporaryDirectory() as tmp,
+                WebServer("127.0.0.1", 0, records_dir=Path(tmp) / "records") as server,
+            ):
                 loop, table = make_loop(server.feed, Path(tmp), game)
                 if game == "gobblet":  # the illegal placement of the scripted game first
                     while not table.finished and loop.phase != Phase.ILLEGAL:
@@ -56,9 +57,10 @@ def main() -> None:
                 driver.get(server.url)
                 shot(driver, OUT / f"{game}.png")
                 loop.close()
-        with tempfile.TemporaryDirectory() as tmp, WebServer(
-            "127.0.0.1", 0, records_dir=Path(tmp)
-        ) as server:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            WebServer("127.0.0.1", 0, records_dir=Path(tmp)) as server,
+        ):
             save_record(random_game("blokus-duo", 2), Path(tmp), "20261124-201500-blokus-duo")
             driver.get(server.url)
             time.sleep(1.0)

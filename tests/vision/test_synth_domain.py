@@ -149,4 +149,3 @@ def test_faceted_solids_are_darker_on_the_side_away_from_a_low_lamp():
     away = int(np.argmin(centres[:, 0]))
     assert shade[towards] > 0.8 and shade[away] == pytest.approx(0.2)
     assert Painter(np.zeros((4, 4, 3), np.uint8), None, lamp, 100.0).diffuse == 0.5
-
