@@ -26,11 +26,15 @@ RELEASES=("$@")
 [ ${#RELEASES[@]} -gt 0 ] || RELEASES=(bookworm trixie)
 
 fail() { echo "pi-check: $*" >&2; exit 1; }
-step() {  # step NAME COMMAND...: run, and print how long it took
-    local name=$1 start=$SECONDS
+step() {  # step NAME COMMAND...: run, and print how long it took (failed or not)
+    local name=$1 start=$SECONDS rc=0
     shift
     echo "pi-check: $name ..."
-    "$@"
+    "$@" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "pi-check: $name: FAILED after $((SECONDS - start)) s" >&2
+        return "$rc"
+    fi
     echo "pi-check: $name: $((SECONDS - start)) s"
 }
 
@@ -122,7 +126,8 @@ run_tests() {  # after install_twice: the test tools go into the installed venv
     local root=$1
     in_root "$root" /opt/tabletop-referee/.venv/bin/pip install --quiet --disable-pip-version-check \
         pytest hypothesis
-    in_root "$root" sh -c "cd /opt/tabletop-referee && .venv/bin/python -m pytest -q -p no:cacheprovider $TESTS"
+    # pyproject's addopts has -q already: one more would drop the summary line
+    in_root "$root" sh -c "cd /opt/tabletop-referee && .venv/bin/python -m pytest -p no:cacheprovider $TESTS"
 }
 
 mkdir -p "$ROOTS"

@@ -4,6 +4,7 @@ held-out domains varied, reproducible and truthful."""
 from __future__ import annotations
 
 import hashlib
+import platform
 from dataclasses import replace
 
 import numpy as np
@@ -31,6 +32,11 @@ def _render(game: str, seed: int, domain: Domain = Domain.NOMINAL, **options):
     return render_scene(game, cells, seed, domain=domain, **options)
 
 
+@pytest.mark.skipif(
+    platform.machine() not in ("x86_64", "AMD64"),
+    reason="the digests are x86-64 renders: OpenCV's and libjpeg's arm64 kernels round "
+    "differently (0.5-1.2 grey levels on average, measured in make pi-check's roots)",
+)
 @pytest.mark.parametrize(("game", "seed"), sorted(NOMINAL))
 def test_the_nominal_domain_renders_the_corpus_bit_for_bit(game, seed):
     image = _render(game, seed).image
