@@ -13,6 +13,10 @@ as the model file sets it, and with its adaptation off (``*_without_adapt``).
 Per game: ``boards`` read, ``boards_right`` (every cell right, nothing flagged), ``changed_cells``
 (cells whose content differs from the previous board) and ``changed_right`` (of them, read
 right), ``flagged`` (clear boards reported ``occluded`` or ``partial``: a referee that waits).
+And what the referee makes of each move, as the loop does (:func:`vision.decode.decode` with the
+rules, then the engine's verdict): ``moves`` judged, ``moves_right`` (the move played),
+``moves_wrong`` (another move accepted: a false verdict) and ``moves_refused`` (the rest: called
+illegal, no change, unclear or to be confirmed; the players then put it right).
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from dataclasses import dataclass, replace
 
 import cv2
 
-from engine import new_game
+from engine import MOVE, Game, Move, Observation, new_game
 
 from .adapt import Adaptation
 from .bench import BENCH_GAMES, SPLITS, board_errors
+from .decode import decode
 from .geometry import load_geometry
 from .locate import BoardLocator, BoardNotFound
 from .readers import Reader, reader_for
@@ -47,6 +52,20 @@ class Tally:
     changed: int = 0
     changed_right: int = 0
     flagged: int = 0
+    moves: int = 0
+    moves_right: int = 0
+    moves_wrong: int = 0
+
+    def judge(self, game: Game, obs: Observation, played: Move) -> None:
+        """Count the referee's verdict on ``obs`` when ``played`` was the move made."""
+        self.moves += 1
+        decoded = decode(game, obs)
+        if len(decoded.close) > 1:
+            return  # the players are asked to confirm
+        verdict = game.infer(decoded.observation)
+        if verdict.kind == MOVE:
+            self.moves_right += verdict.move == played
+            self.moves_wrong += verdict.move != played
 
     def score(self, truth: dict, before: dict | None, obs, geometry) -> None:
         """Count the read ``obs`` of a clear board ``truth`` (``before``: the last accepted)."""
@@ -81,7 +100,21 @@ class TableBench:
             "boards_right_without_adapt": round(p.right / max(p.boards, 1), 4),
             "changed_right_without_adapt": round(p.changed_right / max(p.changed, 1), 4),
             "flagged_without_adapt": p.flagged,
+            "moves": a.moves,
+            "moves_right": round(a.moves_right / max(a.moves, 1), 4),
+            "moves_wrong": a.moves_wrong,
+            "moves_refused": a.moves - a.moves_right - a.moves_wrong,
+            "moves_right_without_adapt": round(p.moves_right / max(p.moves, 1), 4),
+            "moves_wrong_without_adapt": p.moves_wrong,
         }
+
+
+def _played(referee: Game, truth: dict) -> Move:
+    """The move that turned the referee's accepted board into ``truth``."""
+    verdict = referee.infer(Observation(referee.name, truth))
+    if verdict.kind != MOVE:
+        raise AssertionError(f"a sample game's board is no legal move: {verdict.reason}")
+    return verdict.move
 
 
 def _plain(reader: Reader, game: str) -> Reader:
@@ -106,20 +139,30 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
         readers = [reader_for(game)]
         readers.append(_plain(readers[0], game))
         locator = BoardLocator([geometry])
+        referee = new_game(game)
         before = None
         for k, cells in enumerate(boards):
             scene = render_scene(game, cells, key, hand=False, board_shift=shift, domain=domain)
             truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
+            played = _played(referee, truth) if k else None
             try:
                 pose = locator.locate(scene.image, k * 0.1)
-            except BoardNotFound:
+            except BoardNotFound:  # a board not read, a move not judged (refused)
                 for tally in (adapted, plain):
                     tally.boards += 1
+                    tally.moves += played is not None
+                if played is not None:
+                    referee.play(played)
                 before = None
                 continue
             for reader, tally in zip(readers, (adapted, plain), strict=True):
-                tally.score(truth, before, reader.read(scene.image, pose), geometry)
+                obs = reader.read(scene.image, pose)
+                tally.score(truth, before, obs, geometry)
+                if played is not None:
+                    tally.judge(referee, obs, played)
                 reader.calibrate(scene.image, pose, truth)
+            if played is not None:
+                referee.play(played)
             before = truth
     return TableBench(game, tables, adapted, plain)
 
@@ -148,7 +191,10 @@ def cmd_bench_table(args: argparse.Namespace) -> int:
                     f"(without adapting {100 * r['boards_right_without_adapt']:6.2f} %)  "
                     f"changed cells right {100 * r['changed_right']:6.2f} % "
                     f"({100 * r['changed_right_without_adapt']:6.2f} %) of {r['changed_cells']}  "
-                    f"flagged {r['flagged']} ({r['flagged_without_adapt']}) of {r['boards']}",
+                    f"flagged {r['flagged']} ({r['flagged_without_adapt']}) of {r['boards']}  "
+                    f"moves right {100 * r['moves_right']:6.2f} % "
+                    f"({100 * r['moves_right_without_adapt']:6.2f} %), wrong {r['moves_wrong']} "
+                    f"({r['moves_wrong_without_adapt']}) of {r['moves']}",
                     flush=True,
                 )
     if args.json:
