@@ -25,9 +25,11 @@ import argparse
 import json
 import sys
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import cv2
+import numpy as np
 
 from engine import MOVE, Game, Move, Observation, new_game
 
@@ -35,9 +37,9 @@ from .adapt import Adaptation
 from .bench import BENCH_GAMES, SPLITS, board_errors
 from .decode import decode
 from .geometry import load_geometry
-from .locate import BoardLocator, BoardNotFound
+from .locate import BoardLocator, BoardNotFound, BoardPose
 from .readers import Reader, reader_for
-from .synth import random_board_shift, random_game, render_scene
+from .synth import Domain, random_board_shift, random_game, render_scene
 
 #: Moves per sample game at most.
 MOVES = 30
@@ -125,45 +127,66 @@ def _plain(reader: Reader, game: str) -> Reader:
     return reader_for(game, model=replace(model, adaptation=Adaptation()))
 
 
+@dataclass(frozen=True)
+class Shot:
+    """One board of a filmed sample game: its frame, truth, pose (None: no board found) and
+    the move that made it (None for the opening), judged against ``referee`` (the accepted
+    state before it, played once the consumer moves on)."""
+
+    image: np.ndarray
+    truth: dict
+    pose: BoardPose | None
+    played: Move | None
+    referee: Game
+
+
+def filmed_game(game: str, key: int, domain: Domain, moves: int | None = None) -> Iterator[Shot]:
+    """The boards of the random legal game ``key`` of ``game``, each rendered with the same
+    camera, light and box of ``domain`` (the board a few mm off its outline) and located by
+    one tracking locator, as a camera over one table films them."""
+    geometry = load_geometry(game)
+    codec = new_game(game)
+    boards = random_game(game, key, MOVES if moves is None else moves)
+    shift = random_board_shift(key, game)
+    locator = BoardLocator([geometry])
+    referee = new_game(game)
+    for k, cells in enumerate(boards):
+        scene = render_scene(game, cells, key, hand=False, board_shift=shift, domain=domain)
+        truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
+        played = _played(referee, truth) if k else None
+        try:
+            pose = locator.locate(scene.image, k * 0.1)
+        except BoardNotFound:
+            pose = None
+        yield Shot(scene.image, truth, pose, played, referee)
+        if played is not None:
+            referee.play(played)
+
+
 def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
     """Play and read ``tables`` sample games of ``game`` in ``split``'s domain."""
     cv2.setNumThreads(1)
     geometry = load_geometry(game)
-    codec = new_game(game)
-    domain = SPLITS[split]
     adapted, plain = Tally(), Tally()
     for t in range(tables):
         key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
-        boards = random_game(game, key, MOVES)
-        shift = random_board_shift(key, game)
         readers = [reader_for(game)]
         readers.append(_plain(readers[0], game))
-        locator = BoardLocator([geometry])
-        referee = new_game(game)
         before = None
-        for k, cells in enumerate(boards):
-            scene = render_scene(game, cells, key, hand=False, board_shift=shift, domain=domain)
-            truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
-            played = _played(referee, truth) if k else None
-            try:
-                pose = locator.locate(scene.image, k * 0.1)
-            except BoardNotFound:  # a board not read, a move not judged (refused)
+        for shot in filmed_game(game, key, SPLITS[split]):
+            if shot.pose is None:  # a board not read, a move not judged (refused)
                 for tally in (adapted, plain):
                     tally.boards += 1
-                    tally.moves += played is not None
-                if played is not None:
-                    referee.play(played)
+                    tally.moves += shot.played is not None
                 before = None
                 continue
             for reader, tally in zip(readers, (adapted, plain), strict=True):
-                obs = reader.read(scene.image, pose)
-                tally.score(truth, before, obs, geometry)
-                if played is not None:
-                    tally.judge(referee, obs, played)
-                reader.calibrate(scene.image, pose, truth)
-            if played is not None:
-                referee.play(played)
-            before = truth
+                obs = reader.read(shot.image, shot.pose)
+                tally.score(shot.truth, before, obs, geometry)
+                if shot.played is not None:
+                    tally.judge(shot.referee, obs, shot.played)
+                reader.calibrate(shot.image, shot.pose, shot.truth)
+            before = shot.truth
     return TableBench(game, tables, adapted, plain)
 
 

@@ -7,6 +7,11 @@ and the argmax board itself. The best legal explanation wins unless the argmax b
 likely, which means the players really did something the rules forbid: then the argmax board is
 reported and the engine flags it, never "corrected" into a legal move. When the two best legal
 explanations are close, the result says so, so the appliance can ask the players to confirm.
+
+How close is close is fitted, per model, on whole games of the training domain
+(``vision.train.decode``: a false verdict costs as much as :data:`WRONG_COST` questions to the
+players) and kept in the model file's ``decode``; :data:`CLOSE_MARGIN` is for a model without
+it.
 """
 
 from __future__ import annotations
@@ -22,8 +27,12 @@ EPSILON = 1e-4
 #: The argmax board must be this many nats likelier than every legal explanation to be reported
 #: as seen (ln 50: fifty times likelier).
 ILLEGAL_MARGIN = math.log(50.0)
-#: Two legal explanations closer than this (ln 4) are "close": the players are asked to confirm.
+#: Two legal explanations closer than this (ln 4) are "close": the players are asked to confirm
+#: (a model file's fitted ``decode.close_margin`` replaces it).
 CLOSE_MARGIN = math.log(4.0)
+#: What a move accepted wrongly costs, in moves the players are asked to confirm (the fit's
+#: objective: a wrong score stands unless someone notices, a question costs a button press).
+WRONG_COST = 10.0
 
 
 @dataclass(frozen=True)
@@ -41,8 +50,22 @@ def _cost(probs: dict[Content, float], content: Content) -> float:
     return -math.log(max(probs.get(content, 0.0), EPSILON))
 
 
-def decode(game: Game, obs: Observation) -> Decoded:
-    """The most likely observation given the reader's per-cell probabilities and the rules."""
+def close_margin(game: str) -> float:
+    """The fitted close margin of ``game``'s model (:data:`CLOSE_MARGIN` without one)."""
+    from .model import ModelError, model_for
+
+    try:
+        fitted = model_for(game).meta.get("decode", {})
+    except (ModelError, ValueError):
+        return CLOSE_MARGIN
+    return float(fitted.get("close_margin", CLOSE_MARGIN))
+
+
+def decode(game: Game, obs: Observation, close_within: float | None = None) -> Decoded:
+    """The most likely observation given the reader's per-cell probabilities and the rules;
+    explanations within ``close_within`` nats of the best are close (default: the model's
+    :func:`close_margin`)."""
+    within = close_margin(game.name) if close_within is None else close_within
     probs = obs.probabilities
     if not probs or obs.partial:
         return Decoded(obs, None, trusted_argmax=True)
@@ -75,5 +98,5 @@ def decode(game: Game, obs: Observation) -> Decoded:
     cells.update({c: view[c] for c in visible})
     cells.update(best_changes)
     margin = scored[1][0] - best_cost if len(scored) > 1 else math.inf
-    close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < CLOSE_MARGIN)
+    close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < within)
     return Decoded(replace(obs, cells=cells), best_move, close if len(close) > 1 else (), margin)

@@ -81,3 +81,38 @@ def test_two_close_explanations_are_reported():
     decoded = decode(game, Observation("blokus", argmax, probabilities=probs))
     assert len(decoded.close) >= 2
     assert decoded.margin < 1.0
+
+
+def test_the_close_margin_comes_from_the_model_file_and_asks_within_it():
+    from vision.decode import CLOSE_MARGIN, close_margin
+    from vision.model import model_for
+
+    for name in ("gobsmacked", "gobblet", "blokus", "blokus-duo", "spectrangle"):
+        fitted = model_for(name).meta.get("decode", {})
+        assert close_margin(name) == fitted.get("close_margin", CLOSE_MARGIN)
+    game, _ = _game_after(4)
+    a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
+    # move a is 3:1 against no change on each of its cells: the best, by ln(3^5) nats
+    overrides = {c: {game.to_move: 0.75, None: 0.25} for c in game.changes_after(a)}
+    probs = _probabilities(game.view(), sure=0.999, overrides=overrides)
+    argmax = {c: max(p, key=p.get) for c, p in probs.items()}
+    obs = Observation("blokus", argmax, probabilities=probs)
+    gap = decode(game, obs, close_within=0.0).margin
+    assert decode(game, obs, close_within=0.0).move == a and not decode(game, obs, 0.0).close
+    assert len(decode(game, obs, close_within=gap + 0.01).close) >= 2
+
+
+def test_the_fit_asks_when_a_false_verdict_costs_more_than_the_questions():
+    from vision.decode import WRONG_COST
+    from vision.train.decode import MARGINS, REFUSED, RIGHT, WRONG, choose_margin
+
+    # wrong verdicts have small gaps, right ones large: a margin between them is best
+    moves = [(WRONG, 0.5)] * 2 + [(RIGHT, 3.0)] * 50 + [(RIGHT, 0.2)] * 5 + [(REFUSED, 9.0)]
+    margin, counts = choose_margin(moves)
+    assert 0.5 < margin <= 3.0 and counts == {RIGHT: 50, WRONG: 0, REFUSED: 8}
+    # with no wrong verdict to avoid, asking never pays: the smallest margin
+    margin, counts = choose_margin([(RIGHT, 0.3)] * 10)
+    assert margin == MARGINS[0] and counts[REFUSED] == 0
+    # one wrong verdict is worth asking at most WRONG_COST right moves about
+    cheap = [(WRONG, 0.4)] + [(RIGHT, 0.3)] * int(WRONG_COST + 1)
+    assert choose_margin(cheap)[1][WRONG] == 1

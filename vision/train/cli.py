@@ -30,7 +30,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .fit import refit_adaptation, refit_change, train
+    from .fit import refit_adaptation, refit_change, refit_decode, train
 
     for name in names:
         if args.change_only:
@@ -38,6 +38,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             continue
         if args.adapt_only:
             refit_adaptation(name, known[name], Path(args.out), args.seed, args.workers)
+            continue
+        if args.decode_only:
+            refit_decode(name, known[name], Path(args.out), args.seed, args.workers)
             continue
         train(
             name,
@@ -69,5 +72,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--adapt-only",
         action="store_true",
         help="keep the fitted networks, fit only how far a table may adapt them (vision.adapt)",
+    )
+    p.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="keep the fitted networks, fit only when the players are asked to confirm a move",
     )
     p.set_defaults(func=cmd_train)

@@ -24,6 +24,7 @@ from ..model import FOREIGN, FORMAT, OUTPUTS
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
+from .decode import fit_close_margin
 
 #: Scenes of the validation split (rendered from other indices of the same domain).
 VALIDATION_SCENES = 0.15
@@ -308,7 +309,8 @@ def train(
     }
     path = export(fitted, recipe, name, out, info)
     print(f"{name}: {json.dumps(fitted.figures)} threshold {fitted.threshold:.2f} -> {path}")
-    return refit_adaptation(name, recipe, out, seed, workers)
+    refit_adaptation(name, recipe, out, seed, workers)
+    return refit_decode(name, recipe, out, seed, workers)
 
 
 def refit_change(
@@ -358,4 +360,27 @@ def refit_adaptation(
     meta["trained"].update(figures)
     path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(f"{name}: adapt {json.dumps(meta['adapt'])} {json.dumps(figures)} -> {path}")
+    return path
+
+
+def refit_decode(
+    name: str,
+    recipe: dict[str, Any],
+    out: Path,
+    seed: int,
+    workers: int | None,
+    games: int | None = None,
+) -> Path:
+    """Fit the close margin (:mod:`vision.decode`) of the existing model ``out/NAME.json`` on
+    ``games`` sample games (default the recipe's ``decode_games``), its network and adaptation
+    kept. Return the JSON's path."""
+    path = out / f"{name}.json"
+    margin, figures = fit_close_margin(
+        path, recipe, int(games or recipe.get("decode_games", 24)), seed, workers
+    )
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    meta["decode"] = {"close_margin": margin}
+    meta["trained"].update(figures)
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    print(f"{name}: decode {json.dumps(meta['decode'])} {json.dumps(figures)} -> {path}")
     return path
