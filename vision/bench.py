@@ -420,10 +420,10 @@ def bench_game(
     )
 
 
-def cmd_bench_vision(args: argparse.Namespace) -> int:
-    """``referee bench vision``: every game on every split asked for; ``--json`` prints
-    ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
-    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+def parse_splits(text: str) -> list[str] | None:
+    """The comma-separated splits of ``--splits``; None (after a one-line error) when one is
+    unknown or none is given."""
+    splits = [s.strip() for s in text.split(",") if s.strip()]
     unknown = [s for s in splits if s not in SPLITS]
     if unknown or not splits:
         print(
@@ -431,6 +431,15 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
             f"choose from {', '.join(SPLITS)}",
             file=sys.stderr,
         )
+        return None
+    return splits
+
+
+def cmd_bench_vision(args: argparse.Namespace) -> int:
+    """``referee bench vision``: every game on every split asked for; ``--json`` prints
+    ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
+    splits = parse_splits(args.splits)
+    if splits is None:
         return 2
     out: dict[str, dict] = {}
     for split in splits:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -34,7 +33,7 @@ import numpy as np
 from engine import MOVE, Game, Move, Observation, new_game
 
 from .adapt import Adaptation
-from .bench import BENCH_GAMES, SPLITS, board_errors
+from .bench import BENCH_GAMES, SPLITS, board_errors, parse_splits
 from .decode import decode
 from .geometry import load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
@@ -193,14 +192,8 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
 def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench vision`` does (``games``: the corpus's nominal look)."""
-    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
-    unknown = [s for s in splits if s not in SPLITS]
-    if unknown or not splits:
-        print(
-            f"referee: unknown split {', '.join(unknown) or '(none)'}; "
-            f"choose from {', '.join(SPLITS)}",
-            file=sys.stderr,
-        )
+    splits = parse_splits(args.splits)
+    if splits is None:
         return 2
     out: dict[str, dict] = {}
     for split in splits:

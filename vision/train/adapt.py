@@ -12,10 +12,8 @@ of the targets each accepted board taught. The bank is then replayed on those re
 
 from __future__ import annotations
 
-import os
 import zlib
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from ..locate import BoardLocator, BoardNotFound
 from ..model import CellModel
 from ..synth import Domain, random_board_shift, random_game, render_scene
 from .dataset import reader_class
+from .pool import parallel_map
 
 #: The grid the pair is chosen from.
 WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
@@ -125,12 +124,7 @@ def fit_adaptation(
     """The adaptation of the model at ``model_path`` fitted on ``games`` sample games, and the
     figures of the fit."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        tables = [_job(j) for j in jobs]
-    else:
-        with get_context("fork").Pool(workers) as pool:
-            tables = pool.map(_job, jobs, chunksize=1)
+    tables = parallel_map(_job, jobs, workers)
     best, right, without, total = choose_adaptation(tables, len(CellModel.load(model_path).classes))
     figures = {
         "adapt_games": games,

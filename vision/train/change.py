@@ -10,8 +10,6 @@ move, a cell flagged as changed that did not change only goes to the model.
 
 from __future__ import annotations
 
-import os
-from multiprocessing import get_context
 from typing import Any
 
 import cv2
@@ -23,6 +21,7 @@ from ..locate import BoardLocator, BoardNotFound
 from ..sampling import PatchSampler, PatchSpec
 from ..synth import Domain, random_position, render_scene
 from .dataset import reader_class
+from .pool import parallel_map
 
 #: Share of changed targets allowed below the threshold.
 MISS_RATE = 1e-3
@@ -90,12 +89,7 @@ def fit_change(
     does on them (``change_missed``: changed targets below it; ``change_false``: unchanged
     targets at or above it)."""
     jobs = [(recipe, i, seed) for i in range(pairs)]
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        results = [_job(j) for j in jobs]
-    else:
-        with get_context("fork").Pool(workers) as pool:
-            results = pool.map(_job, jobs, chunksize=4)
+    results = parallel_map(_job, jobs, workers, chunksize=4)
     scores = np.concatenate([r[0] for r in results])
     changed = np.concatenate([r[1] for r in results])
     threshold = float(np.quantile(scores[changed], MISS_RATE))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import import_module
-from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -17,6 +15,7 @@ from ..model import FOREIGN
 from ..placement import rigid
 from ..sampling import PatchSampler, PatchSpec
 from ..synth import Domain, Scene, random_position, render_scene
+from .pool import parallel_map
 
 #: Standard deviation of the pose jitter added to the located pose (mm, degrees): the reader
 #: must not depend on the locator being perfect.
@@ -112,8 +111,4 @@ def build(
 ) -> Patches:
     """The patches of ``scenes`` (indices) rendered in ``domain``, on ``workers`` processes."""
     jobs = [(recipe, i, seed, domain) for i in scenes]
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        return Patches.concat([_job(j) for j in jobs])
-    with get_context("fork").Pool(workers) as pool:
-        return Patches.concat(list(pool.imap(_job, jobs, chunksize=8)))
+    return Patches.concat(parallel_map(_job, jobs, workers, chunksize=8))

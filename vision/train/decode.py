@@ -13,9 +13,7 @@ refused (asked, called illegal or no change) or missed; ties go to the smaller m
 from __future__ import annotations
 
 import math
-import os
 import zlib
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from ..geometry import load_geometry
 from ..model import CellModel
 from ..synth import Domain
 from .dataset import reader_class
+from .pool import parallel_map
 
 #: The margins (nats) the fit chooses from: ln 1 (never ask) .. ln 64.
 MARGINS = tuple(round(math.log(x), 4) for x in (1, 2, 3, 4, 6, 8, 12, 16, 32, 64))
@@ -91,12 +90,7 @@ def fit_close_margin(
     """The close margin of the model at ``model_path`` fitted on ``games`` sample games, and
     the figures of the fit (moves right, wrong and refused with it, and with the default)."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
-    workers = workers or os.cpu_count() or 1
-    if workers == 1:
-        results = [_job(j) for j in jobs]
-    else:
-        with get_context("fork").Pool(workers) as pool:
-            results = pool.map(_job, jobs, chunksize=1)
+    results = parallel_map(_job, jobs, workers)
     moves = [m for r in results for m in r]
     margin, counts = choose_margin(moves)
     figures = {

@@ -273,7 +273,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "trained": {**info, **fitted.figures, "date": datetime.now(UTC).strftime("%Y-%m-%d")},
     }
     path = out / f"{name}.json"
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_meta(path, meta)
     return path
 
 
@@ -330,7 +330,7 @@ def refit_change(
     change = fit_change(recipe, pairs, seed, workers)
     meta["change_threshold"] = change["change_threshold"]
     meta["trained"].update(change)
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_meta(path, meta)
     print(f"{name}: {json.dumps(change)} -> {path}")
     return path
 
@@ -352,13 +352,13 @@ def refit_adaptation(
     meta = json.loads(path.read_text(encoding="utf-8"))
     meta["format"] = FORMAT
     meta.setdefault("adapt", Adaptation().to_json())
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_meta(path, meta)
     adaptation, figures = fit_adaptation(
         path, recipe, int(games or recipe.get("adapt_games", 24)), seed, workers
     )
     meta["adapt"] = adaptation.to_json()
     meta["trained"].update(figures)
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_meta(path, meta)
     print(f"{name}: adapt {json.dumps(meta['adapt'])} {json.dumps(figures)} -> {path}")
     return path
 
@@ -381,6 +381,11 @@ def refit_decode(
     meta = json.loads(path.read_text(encoding="utf-8"))
     meta["decode"] = {"close_margin": margin}
     meta["trained"].update(figures)
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_meta(path, meta)
     print(f"{name}: decode {json.dumps(meta['decode'])} {json.dumps(figures)} -> {path}")
     return path
+
+
+def _write_meta(path: Path, meta: dict[str, Any]) -> None:
+    """Write a model file's JSON."""
+    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,23 @@
+"""Fitting jobs on several processes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from multiprocessing import get_context
+from typing import TypeVar
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+def parallel_map(
+    job: Callable[[J], R], jobs: Sequence[J], workers: int | None = None, chunksize: int = 1
+) -> list[R]:
+    """``[job(j) for j in jobs]``, in order, on ``workers`` forked processes (default: every
+    core; 1: in this process)."""
+    workers = workers or os.cpu_count() or 1
+    if workers == 1:
+        return [job(j) for j in jobs]
+    with get_context("fork").Pool(workers) as pool:
+        return list(pool.imap(job, jobs, chunksize=chunksize))
