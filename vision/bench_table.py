@@ -37,6 +37,7 @@ from .bench import BENCH_GAMES, SPLITS, board_errors, parse_splits
 from .decode import decode
 from .geometry import load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
+from .model import model_for
 from .readers import Reader, reader_for
 from .synth import Domain, random_board_shift, random_game, render_scene
 
@@ -118,12 +119,9 @@ def _played(referee: Game, truth: dict) -> Move:
     return verdict.move
 
 
-def _plain(reader: Reader, game: str) -> Reader:
-    """A reader of ``game`` like ``reader`` but with its model's adaptation off."""
-    model = getattr(reader, "model", None)
-    if model is None:
-        return reader_for(game)
-    return reader_for(game, model=replace(model, adaptation=Adaptation()))
+def _plain(game: str) -> Reader:
+    """A reader of ``game`` with its model's adaptation off."""
+    return reader_for(game, model=replace(model_for(game), adaptation=Adaptation()))
 
 
 @dataclass(frozen=True)
@@ -139,18 +137,26 @@ class Shot:
     referee: Game
 
 
-def filmed_game(game: str, key: int, domain: Domain, moves: int | None = None) -> Iterator[Shot]:
+def filmed_game(
+    game: str,
+    key: int,
+    domain: Domain,
+    moves: int | None = None,
+    render_key: int | None = None,
+) -> Iterator[Shot]:
     """The boards of the random legal game ``key`` of ``game``, each rendered with the same
-    camera, light and box of ``domain`` (the board a few mm off its outline) and located by
-    one tracking locator, as a camera over one table films them."""
+    camera, light and box of ``domain`` (drawn from ``render_key``, default ``key``; the board a
+    few mm off its outline) and located by one tracking locator, as a camera over one table
+    films them."""
     geometry = load_geometry(game)
     codec = new_game(game)
     boards = random_game(game, key, MOVES if moves is None else moves)
-    shift = random_board_shift(key, game)
+    render_key = key if render_key is None else render_key
+    shift = random_board_shift(render_key, game)
     locator = BoardLocator([geometry])
     referee = new_game(game)
     for k, cells in enumerate(boards):
-        scene = render_scene(game, cells, key, hand=False, board_shift=shift, domain=domain)
+        scene = render_scene(game, cells, render_key, hand=False, board_shift=shift, domain=domain)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         played = _played(referee, truth) if k else None
         try:
@@ -169,8 +175,7 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
     adapted, plain = Tally(), Tally()
     for t in range(tables):
         key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
-        readers = [reader_for(game)]
-        readers.append(_plain(readers[0], game))
+        readers = [reader_for(game), _plain(game)]
         before = None
         for shot in filmed_game(game, key, SPLITS[split]):
             if shot.pose is None:  # a board not read, a move not judged (refused)

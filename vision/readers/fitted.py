@@ -124,13 +124,7 @@ class FittedReader(Reader):
         the first time) are examples of this table's pieces for the bank."""
         if not set(known) >= set(self.geometry.cell_names):
             return
-        classes = np.array(
-            [
-                self.model.classes.index(self.label(self.codec.cell_to_json(known[t.cell]), t.part))
-                for t in self.sampler.targets
-            ],
-            dtype=int,
-        )
+        classes = self.target_classes(known)
         patches = self.sampler.sample(frame, pose)
         if self.model.adaptation.bound > 0:
             new = (
@@ -141,6 +135,16 @@ class FittedReader(Reader):
             if len(new):
                 self.bank.add(self.model.forward(patches[new], self.net)[1], classes[new])
         self.memory = Memory(patches, classes)
+
+    def target_classes(self, known: Mapping[str, Content]) -> np.ndarray:
+        """The model's class index of every target for the contents ``known`` (every cell)."""
+        return np.array(
+            [
+                self.model.classes.index(self.label(self.codec.cell_to_json(known[t.cell]), t.part))
+                for t in self.sampler.targets
+            ],
+            dtype=int,
+        )
 
     def forget(self) -> None:
         """Forget the last accepted frame and this table's examples (a new game is set up)."""

@@ -21,10 +21,10 @@ import cv2
 import numpy as np
 
 from ..adapt import Adaptation, TableBank
+from ..bench_table import filmed_game
 from ..geometry import load_geometry
-from ..locate import BoardLocator, BoardNotFound
 from ..model import CellModel
-from ..synth import Domain, random_board_shift, random_game, render_scene
+from ..synth import Domain
 from .dataset import reader_class
 from .pool import parallel_map
 
@@ -64,35 +64,24 @@ def play_table(
     """Film and read sample game ``index`` (the model's adaptation off while reading)."""
     games = recipe["games"]
     game = games[index % len(games)]
-    geometry = load_geometry(game)
-    reader = reader_class(recipe["reader"])(geometry, model=replace(model, adaptation=Adaptation()))
+    reader = reader_class(recipe["reader"])(
+        load_geometry(game), model=replace(model, adaptation=Adaptation())
+    )
     render_seed = seed * 1_000_003 + 30_000_000 + index
-    boards = random_game(game, zlib.crc32(f"{seed}/{index}".encode()), MOVES)
-    shift = random_board_shift(render_seed, game)
-    locator = BoardLocator([geometry])
+    key = zlib.crc32(f"{seed}/{index}".encode())
     table = Table(game)
-    for k, cells in enumerate(boards):
-        image = render_scene(
-            game, cells, render_seed, hand=False, board_shift=shift, domain=domain
-        ).image
-        try:
-            pose = locator.locate(image, k * 0.1)
-        except BoardNotFound:
+    for shot in filmed_game(game, key, domain, MOVES, render_key=render_seed):
+        if shot.pose is None:
             break
-        patches = reader.sampler.sample(image, pose)
-        truth = np.array(
-            [
-                model.classes.index(reader.label(cells[t.cell], t.part))
-                for t in reader.sampler.targets
-            ]
-        )
+        patches = reader.sampler.sample(shot.image, shot.pose)
+        truth = reader.target_classes(shot.truth)
         todo = reader._changed(patches)
         logits, embedding = model.forward(patches[todo], reader.net)
         before = reader.memory.classes if reader.memory is not None else None
         new = np.arange(len(truth)) if before is None else np.flatnonzero(truth != before)
         taught = model.forward(patches[new], reader.net)[1]
         table.steps.append(Step(logits, embedding, truth[todo], taught, truth[new]))
-        reader.calibrate(image, pose, {n: reader.codec.cell_from_json(v) for n, v in cells.items()})
+        reader.calibrate(shot.image, shot.pose, shot.truth)
     return table
 
 
