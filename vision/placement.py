@@ -3,7 +3,8 @@ by hand, a few millimetres and degrees off the outline printed for it. Its own e
 it really is.
 
 :class:`BoardPlacement` looks across every side of the board's outline, on the plane of the
-board's top face, for the step from the board to the mat, and fits the board's in-plane move
+board's top face, for the board's edge (where a profile across the side crosses it is told by
+a fitted model, :mod:`vision.edges`), and fits the board's in-plane move
 (a rotation about the board's middle and a shift) to the edges found, robustly (a hand or a
 piece over an edge, a shadow on the mat are outliers). On a side whose outer face the camera
 sees, the step seen is the face's foot on the mat, not the top face's edge: it is moved back by
@@ -18,28 +19,26 @@ pieces) is read in the board's frame, the mat itself (paper, markers) in the mat
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
-from .geometry import BoardGeometry, hex_bgr
+from .edges import EdgeModel, edge_model
+from .geometry import BoardGeometry
 
 if TYPE_CHECKING:
     from .locate import BoardPose
 
-#: How far (mm) either side of the printed outline the board's edge is looked for.
-REACH_MM = 8.0
+#: How far (mm) either side of the printed outline the profiles reach (the edge model looks a
+#: few mm further in and out than the edge it places).
+REACH_MM = 10.0
 #: Sample step (mm) along a profile across an edge.
 STEP_MM = 0.5
 #: Profiles along each side: one every this many mm, none within ``CORNER_MM`` of a corner.
 SPACING_MM = 12.0
 CORNER_MM = 15.0
-#: Width (mm) of the two windows whose difference is the step at a point of a profile.
-WINDOW_MM = 2.0
-#: The board's edge is the outermost step at least this share of a profile's strongest.
-OUTER_SHARE = 0.5
 #: A profile is the mean of parallel lines this far apart (mm) along the side (the sensor's
 #: noise averages out in a dim frame).
 LINES_MM = (-2.0, -1.0, 0.0, 1.0, 2.0)
@@ -92,10 +91,22 @@ def board_offset(finder: BoardPlacement, placement: np.ndarray | None) -> tuple[
     return float(np.linalg.norm(moved[:2] - finder.centre)), turn
 
 
+@dataclass(frozen=True)
+class Profiles:
+    """The colours across a board's outline in one frame: ``colours`` (profiles x samples x
+    BGR), ``foot`` (mm: how much further out than the top face's edge the step shows on each
+    profile, the board's outer face seen from the camera), ``inside`` (profiles wholly in the
+    frame)."""
+
+    colours: np.ndarray
+    foot: np.ndarray
+    inside: np.ndarray
+
+
 class BoardPlacement:
     """Finds a board's place on its mat from the board's outline edges (see the module)."""
 
-    def __init__(self, geometry: BoardGeometry) -> None:
+    def __init__(self, geometry: BoardGeometry, edges: EdgeModel | None = None) -> None:
         board = geometry.extra.get("board", {})
         self.thickness = float(board.get("thickness", 0.0))
         outline = np.asarray(board.get("outline", []), dtype=np.float64).reshape(-1, 2)
@@ -128,16 +139,27 @@ class BoardPlacement:
         self._samples = (self._points[:, None, :] + lines)[:, :, None, :] + offsets[
             None, None, :, None
         ] * self._normals[:, None, None, :]
-        self._window = max(round(WINDOW_MM / STEP_MM), 1)
-        #: which way the step from the board's face to the mat's paper goes (+1: the paper is
-        #: lighter, as it is next to any board but a white one; 0: either way)
-        board_grey = float(hex_bgr(geometry.extra.get("look", {}).get("board", "#808080")).mean())
-        self._sign = 1.0 if board_grey < 0.85 * 255 else 0.0
+        self._edges = edges
 
-    def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:
-        """The board -> mat matrix in ``frame`` seen through ``pose`` (a mat pose): the
-        identity when the board lies on its outline (within the edges' noise), None when the
-        board's edges do not say (too few found, or disagreeing)."""
+    @property
+    def offsets(self) -> np.ndarray:
+        """The samples' offsets (mm, outwards) along every profile."""
+        return self._offsets
+
+    @property
+    def edge_model(self) -> EdgeModel:
+        """The fitted model that places the edge on a profile (loaded when first needed)."""
+        if self._edges is None:
+            self._edges = edge_model()
+        return self._edges
+
+    def profiles(
+        self, frame: np.ndarray, pose: BoardPose, shift_mm: float = 0.0
+    ) -> Profiles | None:
+        """The colours across the outline in ``frame`` seen through ``pose`` (a mat pose), on
+        the plane of the board's top face; None when that plane cannot be placed.
+        ``shift_mm`` moves every profile that far outwards (the edge model learns from
+        profiles away from any edge what a profile without one looks like)."""
         if not self.enabled or len(self._points) == 0:
             return None
         pose = replace(pose, placement=None)  # the outline is where the mat has it
@@ -150,47 +172,45 @@ class BoardPlacement:
         # on the mat, which shows this much further out on the top face's plane
         towards = ((np.array([cx, cy]) - self._points) * self._normals).sum(axis=1)
         foot = np.maximum(towards, 0.0) * self.thickness / max(cz, 1.0)
-        px = top.to_image(self._samples.reshape(-1, 2)).astype(np.float32)
+        samples = self._samples + shift_mm * self._normals[:, None, None, :]
+        px = top.to_image(samples.reshape(-1, 2)).astype(np.float32)
         h, w = frame.shape[:2]
         inside = (px[:, 0] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] >= 0) & (px[:, 1] < h - 1)
         shape = self._samples.shape[:3]
         colours = cv2.remap(frame, px[:, None, 0], px[:, None, 1], cv2.INTER_LINEAR)
-        # the grey of every profile point, averaged over the parallel lines
-        profiles = colours.reshape(*shape, -1).sum(axis=(1, 3), dtype=np.float32)
-        profiles /= shape[1] * colours.shape[-1]
-        found = self._edges(profiles) - foot
-        ok = inside.reshape(shape).all(axis=(1, 2)) & np.isfinite(found)
+        colours = colours.reshape(*shape, -1).astype(np.float32)
+        if colours.shape[-1] == 1:
+            colours = np.repeat(colours, 3, axis=-1)
+        # the colour of every profile point, averaged over the parallel lines
+        return Profiles(colours.mean(axis=1), foot, inside.reshape(shape).all(axis=(1, 2)))
+
+    def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:
+        """The board -> mat matrix in ``frame`` seen through ``pose`` (a mat pose): the
+        identity when the board lies on its outline (within the edges' noise), None when the
+        board's edges do not say (too few found, or disagreeing)."""
+        seen = self.profiles(frame, pose)
+        return None if seen is None else self.from_profiles(seen)
+
+    def from_profiles(self, seen: Profiles) -> np.ndarray | None:
+        """The placement :meth:`estimate` makes of the profiles ``seen``."""
+        found = np.full(len(seen.foot), np.nan)
+        if seen.inside.any():
+            found[seen.inside] = self.edge_model.edges(seen.colours[seen.inside], self._offsets)
+        found -= seen.foot
+        ok = np.isfinite(found)
         if ok.sum() < 4:
             return None
         return self._fit(self._points[ok], self._normals[ok], found[ok], self._sides[ok])
 
-    def _edges(self, profiles: np.ndarray) -> np.ndarray:
-        """Per profile, the offset (mm, outwards) of its outermost clear step (at least
-        ``OUTER_SHARE`` of its strongest and 6 times its noise), or NaN when it shows none."""
-        n = self._window
-        csum = np.concatenate([np.zeros((len(profiles), 1)), np.cumsum(profiles, axis=1)], axis=1)
-        m = profiles.shape[1]
-        at = np.arange(n, m - n + 1)  # the boundary between samples at-1 and at
-        inner = (csum[:, at] - csum[:, at - n]) / n
-        outer = (csum[:, at + n] - csum[:, at]) / n
-        step = (outer - inner) * self._sign if self._sign else np.abs(outer - inner)
-        # the outermost clear step: beyond the board's edge there is only the mat, while a
-        # piece or the grid next to the edge can step up to the board's frame more strongly
-        noise = np.median(np.abs(np.diff(profiles, axis=1)), axis=1) + 1.0
-        floor = np.maximum(OUTER_SHARE * step.max(axis=1), 6.0 * noise)[:, None]
-        padded = np.pad(step, ((0, 0), (1, 1)), constant_values=-np.inf)
-        peak = (step >= padded[:, :-2]) & (step >= padded[:, 2:]) & (step >= floor)
-        clear = peak.any(axis=1)
-        best = np.where(clear, step.shape[1] - 1 - peak[:, ::-1].argmax(axis=1), 0)
-        rows = np.arange(len(step))
-        strength = step[rows, best]
-        # the peak between samples: a parabola through it and its neighbours
-        left = step[rows, np.maximum(best - 1, 0)]
-        right = step[rows, np.minimum(best + 1, step.shape[1] - 1)]
-        bend = left - 2 * strength + right
-        part = np.where(bend < 0, 0.5 * (left - right) / np.where(bend < 0, bend, -1.0), 0.0)
-        edge = self._offsets[at - 1][best] + (0.5 + np.clip(part, -0.5, 0.5)) * STEP_MM
-        return np.where(clear, edge, np.nan)
+    def true_offsets(self, placement: np.ndarray) -> np.ndarray:
+        """Per profile, how far (mm, outwards along its normal) the board's edge lies from the
+        outline when the board lies at ``placement`` (board -> mat): where a fitted model
+        should place it (:mod:`vision.train.edges`)."""
+        turn = placement[:2, :2]
+        moved_points = self._points @ turn.T + placement[:2, 2]
+        moved_normals = self._normals @ turn.T
+        along = ((moved_points - self._points) * moved_normals).sum(axis=1)
+        return along / (self._normals * moved_normals).sum(axis=1)
 
     def _fit(
         self, points: np.ndarray, normals: np.ndarray, found: np.ndarray, sides: np.ndarray

@@ -18,6 +18,8 @@ def test_every_recipe_names_a_reader_that_knows_its_classes():
     from vision.train.dataset import reader_class
 
     for name, recipe in recipes().items():
+        if recipe.get("kind") == "edges":
+            continue
         cls = reader_class(recipe["reader"])
         assert set(recipe["games"]) <= set(cls.games or recipe["games"]), name
         assert {EMPTY, FOREIGN} <= set(recipe["classes"]), name

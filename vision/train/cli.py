@@ -33,6 +33,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     from .fit import refit_adaptation, refit_change, refit_decode, train
 
     for name in names:
+        if known[name].get("kind") == "edges":
+            if not (args.change_only or args.adapt_only or args.decode_only):
+                from .edges import fit_edges
+
+                fit_edges(
+                    known[name], args.seed, Path(args.out), args.workers, args.scenes, args.epochs
+                )
+            continue
         if args.change_only:
             refit_change(name, known[name], Path(args.out), args.seed, args.workers)
             continue
