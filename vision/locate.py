@@ -654,7 +654,7 @@ class BoardLocator:
         misses one of the ``expected`` markers or finds fewer than FULL_FIT_MARKERS; what the
         fast pass found is kept over the search pass's finds. Without the fast pass's finds,
         the search is done again at full resolution when it finds fewer than FULL_FIT_MARKERS
-        of a game's markers (small markers, far away).
+        of a game's markers (small markers, far away), and what either found is kept.
         """
         fast: dict[int, np.ndarray] = {}
         looked: frozenset[int] = frozenset()
@@ -667,7 +667,10 @@ class BoardLocator:
                 return {pose.geometry.aruco_dictionary: fast}, looked
         found = self._detect_at(grey, self.detect_scale, self._search)
         if self.detect_scale < 1.0 and not fast and self._most(found) < enough:
-            found = self._detect_at(grey, 1.0, self._search)
+            # the full resolution's finds, and those only the smaller image showed (a blurred
+            # frame's markers read better shrunk)
+            full = self._detect_at(grey, 1.0, self._search)
+            found = {n: {**found.get(n, {}), **full.get(n, {})} for n in found.keys() | full}
         self._refine(grey, found)
         return _merged(found, pose, fast), looked
 

@@ -7,6 +7,7 @@ a tenth of Blokus' 20 mm squares (2 mm), and a pixel or two in the image.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import replace
 
 import cv2
@@ -523,3 +524,15 @@ def test_the_marker_size_says_when_the_camera_is_too_far():
         poses[zoom] = pose
     assert poses[1.0].marker_px > 2 * RELIABLE_MARKER_PX and not poses[1.0].too_far
     assert poses[2.8].marker_px < RELIABLE_MARKER_PX and poses[2.8].too_far
+
+
+def test_markers_only_a_shrunk_blurred_frame_shows_are_kept():
+    # a held-out table's camera (defocus, motion blur, a filmic curve): the search pass at half
+    # resolution reads two markers, the retry at full resolution none; the retry once replaced
+    # the first pass's finds, and the board was not found at all
+    from vision.bench_table import filmed_game
+
+    key = zlib.crc32(b"table/heldout/2026/blokus/1")
+    shot = next(filmed_game("blokus", key, Domain.HELDOUT, moves=0))
+    pose = BoardLocator([load_geometry("blokus")]).locate(shot.image, 0.0)
+    assert len(pose.markers_seen) >= 2
