@@ -166,8 +166,17 @@ def _check_board(say: Say, frame: Any) -> None:
             'focus = "once" (hardware/setup.md, Focus)',
         )
     finder = BoardPlacement(pose.geometry)
-    if finder.enabled:
-        mm, deg = board_offset(finder, pose.placement)
+    if not finder.enabled:
+        return
+    placement = finder.estimate(frame, pose)
+    if placement is None:
+        say(
+            FIX,
+            "board: its edges are not seen on the mat (no board, a dim light, or a board the "
+            "colour of the paper): it is read on its corner marks, so lay it exactly on them",
+        )
+    else:
+        mm, deg = board_offset(finder, placement)
         say(
             OK if mm <= 5.0 and abs(deg) <= 3.0 else FIX,
             f"board: {mm:.1f} mm and {deg:+.1f} degrees off its corner marks"

@@ -1,0 +1,35 @@
+"""The doctor's line on where the board lies on its mat, on rendered scenes: a board off its
+corner marks is measured, a board whose edges cannot be seen is said to be read on its marks."""
+
+import zlib
+
+import pytest
+
+from firmware.doctor import FIX, OK, _check_board
+from vision.bench_table import filmed_game
+from vision.synth import Domain, render_scene
+
+
+def _board_line(image):
+    said = []
+    _check_board(lambda state, text: said.append((state, text)), image)
+    [(state, text)] = [(s, t) for s, t in said if t.startswith("board:")]
+    return state, text
+
+
+def test_a_board_off_its_marks_is_measured():
+    image = render_scene("blokus", {}, 11, hand=False, board_shift=(3.0, -2.0, 1.5)).image
+    state, text = _board_line(image)
+    assert state == OK
+    words = text.split()  # board: 3.6 mm and +1.5 degrees off its corner marks
+    # the board's middle moved by (3, -2) mm and turned 1.5 degrees
+    assert float(words[1]) == pytest.approx((3.0**2 + 2.0**2) ** 0.5, abs=0.6)
+    assert float(words[4]) == pytest.approx(1.5, abs=0.3)
+
+
+def test_a_board_whose_edges_do_not_show_is_read_on_its_marks():
+    # a held-out table: a white board on the white mat under a dim lamp
+    key = zlib.crc32(b"table/heldout/2026/blokus/7")
+    shot = next(filmed_game("blokus", key, Domain.HELDOUT, moves=0))
+    state, text = _board_line(shot.image)
+    assert state == FIX and "lay it exactly on them" in text
