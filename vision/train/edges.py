@@ -6,13 +6,15 @@ in the nominal look) is rendered with the board moved by :func:`vision.synth.ran
 of its seed, located by a fresh locator as at a table (markers only), and sampled by
 :meth:`BoardPlacement.profiles`. The board's true edge on each profile follows from the shift
 (:meth:`BoardPlacement.true_offsets`, plus the outer face's foot where the camera sees it).
-Every boundary between two samples is then a training example, its target 1 at the true
-edge, falling to 0 half a millimetre from it. Scenes with a hand are left out: where the hand
-lies is not known per profile, and the placement's consensus fit ignores such profiles.
+Each profile is one example, its target a distribution over its boundaries and "no edge":
+falling from the true edge to 0 half a millimetre from it; profiles :data:`AWAY_MM` inside and
+outside the outline are examples of "no edge". The network is fitted by cross-entropy with
+those targets. Scenes with a hand are left out: where the hand lies is not known per profile,
+and the placement's consensus fit ignores such profiles.
 
 The validation scenes (other indices) give the model's figures: profiles whose edge is placed
-within 1 mm, profiles with no edge placed, and how far the placements found from those
-profiles put the board's corners from the truth.
+within 1 mm, profiles with no edge placed, profiles away from any edge given one, and how far
+the placements found from those profiles put the board's corners from the truth.
 """
 
 from __future__ import annotations
@@ -122,40 +124,9 @@ def fit_edges(
     x = torch.from_numpy(windows(colours, half))
     y = torch.from_numpy(targets(edge, offsets, half, step).astype(np.float32))
     print(f"edges: {len(colours)} profiles ({render_s:.0f} s)", flush=True)
-    torch.manual_seed(seed)
-    torch.set_num_threads(1)
-    hidden = int(recipe["hidden"])
-    net = torch.nn.Sequential(
-        torch.nn.Linear(x.shape[2], hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
-    )
-    none = torch.nn.Parameter(torch.zeros(1))
-    opt = torch.optim.AdamW([*net.parameters(), none], lr=3e-3, weight_decay=1e-4)
-    gen = torch.Generator().manual_seed(seed)
-    batch = 256
     fit_start = time.perf_counter()
-    for epoch in range(int(epochs or recipe["epochs"])):
-        order = torch.randperm(len(x), generator=gen)
-        total = 0.0
-        for i in range(0, len(x) - batch + 1, batch):
-            idx = order[i : i + batch]
-            z = net(x[idx])[..., 0]
-            full = torch.cat([z, none.expand(len(idx), 1)], dim=1)
-            loss = -(y[idx] * torch.log_softmax(full, dim=1)).sum(dim=1).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * batch
-        print(f"  epoch {epoch + 1}: loss {total / len(x):.4f}", flush=True)
-    first, last = net[0], net[2]
-    model = EdgeModel(
-        half=half,
-        step_mm=step,
-        w1=first.weight.detach().numpy().T.copy(),
-        b1=first.bias.detach().numpy().copy(),
-        w2=last.weight.detach().numpy()[0].copy(),
-        b2=float(last.bias.detach()[0]),
-        none=float(none.detach()[0]),
-        trained={},
+    model = _fit_network(
+        x, y, half, step, int(recipe["hidden"]), seed, int(epochs or recipe["epochs"])
     )
     figures = validation_figures(model, recipe, valid)
     model = replace(
@@ -175,6 +146,48 @@ def fit_edges(
     model.save(path)
     print(f"edges: {figures} -> {path}", flush=True)
     return path
+
+
+def _fit_network(
+    x: Any, y: Any, half: int, step: float, hidden: int, seed: int, epochs: int
+) -> EdgeModel:
+    """The boundary scorer and its "no edge" score fitted to windows ``x`` (profiles x
+    boundaries x features) and targets ``y`` (profiles x boundaries + 1), seeded."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(x.shape[2], hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
+    )
+    none = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.AdamW([*net.parameters(), none], lr=3e-3, weight_decay=1e-4)
+    gen = torch.Generator().manual_seed(seed)
+    batch = 256
+    for epoch in range(epochs):
+        order = torch.randperm(len(x), generator=gen)
+        total = 0.0
+        for i in range(0, len(x) - batch + 1, batch):
+            idx = order[i : i + batch]
+            z = net(x[idx])[..., 0]
+            full = torch.cat([z, none.expand(len(idx), 1)], dim=1)
+            loss = -(y[idx] * torch.log_softmax(full, dim=1)).sum(dim=1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * batch
+        print(f"  epoch {epoch + 1}: loss {total / len(x):.4f}", flush=True)
+    first, last = net[0], net[2]
+    return EdgeModel(
+        half=half,
+        step_mm=step,
+        w1=first.weight.detach().numpy().T.copy(),
+        b1=first.bias.detach().numpy().copy(),
+        w2=last.weight.detach().numpy()[0].copy(),
+        b2=float(last.bias.detach()[0]),
+        none=float(none.detach()[0]),
+        trained={},
+    )
 
 
 def _offsets(recipe: dict[str, Any]) -> np.ndarray:
