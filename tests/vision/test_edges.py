@@ -89,9 +89,15 @@ def test_a_training_scene_gives_profiles_with_their_true_edges():
 
 def test_a_tiny_edge_fit_writes_a_model_with_its_figures(tmp_path):
     pytest.importorskip("torch")
-    from vision.train.edges import fit_edges
+    from firmware.cli import main
 
-    path = fit_edges(recipes()["edges"], 4, tmp_path, workers=1, scenes=8, epochs=1)
-    model = edge_model(str(tmp_path))
-    assert path.exists() and model.trained["scenes"] == 8
+    out = tmp_path / "models"
+    args = ["train", "edges", "--scenes", "8", "--epochs", "1", "--workers", "1", "--seed", "4"]
+    assert main([*args, "--out", str(out)]) == 0
+    model = edge_model(str(out))
+    assert model.trained["scenes"] == 8 and model.trained["seed"] == 4
     assert 0.0 <= model.trained["valid_within_1mm"] <= 1.0
+    assert model.w1.shape == (6 * model.half + 1, recipes()["edges"]["hidden"])
+    # the refits of the cell models leave the edge model alone
+    assert main(["train", "edges", "--change-only", "--out", str(tmp_path / "none")]) == 0
+    assert not (tmp_path / "none").exists()

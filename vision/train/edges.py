@@ -104,7 +104,7 @@ def fit_edges(
 
     start = time.perf_counter()
     n = int(scenes or recipe["scenes"])
-    n_valid = int(recipe["valid_scenes"])
+    n_valid = min(int(recipe["valid_scenes"]), max(1, n // 6))  # fewer for a small trial
     jobs = [(recipe, i, seed) for i in range(n)]
     valid_jobs = [(recipe, 10_000_000 + i, seed) for i in range(n_valid)]
     print(f"edges: rendering {n} + {n_valid} scenes", flush=True)
