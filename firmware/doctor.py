@@ -140,7 +140,8 @@ def _check_board(say: Say, frame: Any) -> None:
     from .focus import SOFT_EDGE_PX, edge_width
 
     try:
-        pose = BoardLocator().locate(frame, 0.0)
+        # the mat's pose: where the board lies on it is found once, below
+        pose = BoardLocator(find_placement=False).locate(frame, 0.0)
     except BoardNotFound as exc:
         say(FIX, f"markers: {exc}")
         say(SKIP, "focus: not measured (it is measured on the markers)")

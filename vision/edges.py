@@ -85,12 +85,9 @@ class EdgeModel:
         hidden = np.maximum(hidden, 0.0)
         return hidden @ self.w2 + self.b2
 
-    def probabilities(self, profiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per profile, the probability that the edge is at each boundary (P x B), and that
-        it is at none of them (P)."""
-        return self._probabilities(self.logits(profiles))
-
     def _probabilities(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """From the log-odds ``z`` (P x B), per profile the probability that the edge is at
+        each boundary (P x B), and that it is at none of them (P)."""
         top = np.maximum(z.max(axis=1), self.none)
         e = np.exp(z - top[:, None])
         e_none = np.exp(self.none - top)

@@ -193,10 +193,18 @@ class BoardPlacement:
 
     def from_profiles(self, seen: Profiles) -> np.ndarray | None:
         """The placement :meth:`estimate` makes of the profiles ``seen``."""
+        return self.from_edges(self.edges_found(seen))
+
+    def edges_found(self, seen: Profiles) -> np.ndarray:
+        """Per profile, where (mm, outwards) the edge model puts the top face's edge (the
+        outer face's foot taken off); NaN where it puts none or the profile is not in view."""
         found = np.full(len(seen.foot), np.nan)
         if seen.inside.any():
             found[seen.inside] = self.edge_model.edges(seen.colours[seen.inside], self._offsets)
-        found -= seen.foot
+        return found - seen.foot
+
+    def from_edges(self, found: np.ndarray) -> np.ndarray | None:
+        """The placement fitted to the edges ``found`` (:meth:`edges_found`)."""
         ok = np.isfinite(found)
         if ok.sum() < 4:
             return None

@@ -207,14 +207,15 @@ def validation_figures(
     errors: list[float] = []
     for s in valid:
         seen = s["seen"]
-        found = model.edges(seen.colours[seen.inside], offsets)
+        finder = BoardPlacement(load_geometry(s["game"]), model)
+        placed = finder.edges_found(seen)
+        found = (placed + seen.foot)[seen.inside]  # as seen: the foot included, as the truth
         total += len(found)
         none += int(np.isnan(found).sum())
         within += int((np.abs(found - s["edge"][seen.inside]) <= 1.0).sum())
         away += len(s["away"])
         away_edges += int(np.isfinite(model.edges(s["away"], offsets)).sum())
-        finder = BoardPlacement(load_geometry(s["game"]), model)
-        fitted = finder.from_profiles(seen)
+        fitted = finder.from_edges(placed)
         if fitted is None:
             unplaced += 1
         else:
