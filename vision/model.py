@@ -47,8 +47,12 @@ class CellModel:
     games: tuple[str, ...]
     classes: tuple[str, ...]
     spec: PatchSpec
-    #: a target whose ``foreign`` probability reaches this is hidden (fitted on validation)
+    #: a frame any of whose targets' ``foreign`` probability reaches this is occluded (fitted on
+    #: validation, :func:`vision.train.fit.foreign_thresholds`)
     foreign_threshold: float
+    #: in an occluded frame, the targets whose ``foreign`` probability reaches this are hidden
+    #: (left out of the observation); at most ``foreign_threshold``
+    hide_threshold: float
     #: a target whose change score (:mod:`vision.change`) reaches this has changed since the
     #: last accepted frame; None: every target is classified every time
     change_threshold: float | None
@@ -81,6 +85,7 @@ class CellModel:
             classes=tuple(meta["classes"]),
             spec=PatchSpec.from_json(meta["patch"]),
             foreign_threshold=float(meta["foreign_threshold"]),
+            hide_threshold=float(meta.get("hide_threshold", meta["foreign_threshold"])),
             change_threshold=(
                 float(meta["change_threshold"]) if meta.get("change_threshold") else None
             ),

@@ -161,3 +161,32 @@ def test_after_calibration_only_changed_cells_are_judged_again(game):
     assert obs.cells == truth(game, after)
     reader.forget()
     assert len(reader._changed(reader.sampler.sample(dim, pose))) == len(reader.sampler.targets)
+
+
+def test_a_frame_is_occluded_from_the_flag_threshold_and_then_hides_from_the_lower_one():
+    from dataclasses import replace
+
+    game = "blokus"
+    scene = render_scene(game, random_position(game, np.random.default_rng(8)), 8, hand=True)
+    pose = locate(game, scene.image)
+    reader = reader_for(game)
+    _, _, _, foreign = reader.cell_probabilities(reader.predict(scene.image, pose))
+    top = float(foreign.max())
+    hide = float(np.sort(foreign)[-6])  # five cells above it, one at it
+    assert hide < top
+    names = list(reader.sampler.cells)
+
+    def read(flag: float, hide: float):
+        model = replace(reader.model, foreign_threshold=flag, hide_threshold=hide)
+        return FittedReader(reader.geometry, model=model).read(scene.image, pose)
+
+    # no cell reaches the flag: the frame is clear and every cell is reported, however foreign
+    # the lower threshold would find some of them
+    clear = read(float(np.nextafter(top, np.inf)), hide)
+    assert not clear.occluded and not clear.partial and len(clear.cells) == len(names)
+    # one cell reaches the flag: the frame is occluded and every cell from the hide threshold
+    # on is left out
+    flagged = read(top, hide)
+    assert flagged.occluded and flagged.partial
+    left_out = {n for n, f in zip(names, foreign, strict=True) if f >= hide}
+    assert set(names) - set(flagged.cells) == left_out and len(left_out) >= 6

@@ -95,3 +95,79 @@ def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
     assert meta["change_threshold"] == meta["trained"]["change_threshold"] > 0
     again = CellModel.load(path)
     assert again.onnx == model.onnx and again.change_threshold == meta["change_threshold"]
+
+
+def _patches(y, under, scene):
+    from vision.train.dataset import Patches
+
+    n = len(y)
+    return Patches(
+        np.zeros((n, 3, 2, 2), np.float16), np.array(y), np.array(under), np.array(scene)
+    )
+
+
+def test_the_frame_is_flagged_above_every_clear_board_and_hands_hide_their_doubtful_targets():
+    from vision.train.fit import SceneReads, foreign_thresholds
+
+    # classes: 0 empty, 1 piece, 2 foreign; scenes 0-1 clear, 2-3 with a hand over targets
+    f = 2
+    rows = [
+        # scene 0: clear, one target a little foreign-looking (a shadow)
+        (0, 0, 0, [0.5, 0.1, 0.4]),
+        (0, 1, 1, [0.1, 0.9, 0.0]),
+        # scene 1: clear, a glare the model finds half foreign
+        (1, 1, 1, [0.1, 0.3, 0.6]),
+        # scene 2: a hand, one target certainly foreign, one at its edge doubtful and misread
+        (2, f, 0, [0.0, 0.02, 0.98]),
+        (2, f, 0, [0.1, 0.45, 0.45]),
+        (2, 0, 0, [0.9, 0.05, 0.05]),
+        # scene 3: a hand, certainly foreign
+        (3, f, 1, [0.0, 0.01, 0.99]),
+    ]
+    valid = _patches([r[1] for r in rows], [r[2] for r in rows], [r[0] for r in rows])
+    probs = np.array([r[3] for r in rows])
+    t = foreign_thresholds(probs, valid, f)
+    # no clear board is flagged, every hand is: the flag lies above 0.6 and at most 0.98
+    assert 0.6 < t.flag <= 0.98
+    reads = SceneReads.at(probs, valid, f, t.flag)
+    assert reads.clear_flagged == 0 and reads.hands_missed == 0
+    assert list(reads.right) == [True, True, True, True]
+    # the doubtful target under the hand (read as a piece, it covers an empty cell) is left out,
+    # the cell in view beside it (foreign 0.05) is not
+    assert 0.05 < t.hide <= 0.45
+
+
+def test_a_missed_hand_costs_more_than_a_clear_board_flagged():
+    from vision.train.fit import foreign_thresholds
+
+    # one clear scene whose glare looks more foreign than a hand's sleeve looks: the referee
+    # must rather wait on the clear board than judge a board under the sleeve misread
+    f = 2
+    rows = [
+        (0, 1, 1, [0.1, 0.2, 0.7]),
+        (1, f, 0, [0.0, 0.4, 0.6]),
+    ]
+    valid = _patches([r[1] for r in rows], [r[2] for r in rows], [r[0] for r in rows])
+    t = foreign_thresholds(np.array([r[3] for r in rows]), valid, f)
+    assert t.flag <= 0.6
+
+
+def test_the_foreign_thresholds_are_fitted_again_on_a_kept_network(tmp_path):
+    import json
+    import shutil
+
+    from vision.model import CellModel, model_for
+    from vision.train.fit import refit_threshold
+
+    model = model_for("gobsmacked")
+    for suffix in (".json", ".onnx"):
+        shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"gobsmacked{suffix}")
+    path = refit_threshold(
+        "gobsmacked", recipes()["gobsmacked"], tmp_path, seed=1, workers=1, scenes=40
+    )
+    meta = json.loads(path.read_text())
+    assert meta["trained"]["valid_scenes"] == 6
+    again = CellModel.load(path)
+    assert again.onnx == model.onnx
+    assert 0.05 <= again.hide_threshold <= again.foreign_threshold <= 0.995
+    assert again.foreign_threshold == meta["foreign_threshold"]

@@ -9,8 +9,9 @@ verdict this table's accepted pieces may confirm, within the model file's bounds
 The game-specific part is small: which patches (the model file's
 :class:`~vision.sampling.PatchSpec`) and what a class means (:meth:`FittedReader.label` from a
 cell's observation JSON, used to train; :meth:`FittedReader.cell_probabilities` back to the
-engine's contents, used to read). A cell whose patch the model calls *foreign* with at least the
-model's fitted threshold is hidden: left out of the observation, which is then ``occluded``.
+engine's contents, used to read). A frame in which the model calls any cell's patch *foreign*
+with at least the model's fitted ``foreign_threshold`` is ``occluded``; its cells from the
+model's ``hide_threshold`` on are hidden: left out of the observation.
 """
 
 from __future__ import annotations
@@ -114,8 +115,10 @@ class FittedReader(Reader):
 
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         names, contents, probs, foreign = self.cell_probabilities(self.predict(frame, pose))
-        limit = self.model.foreign_threshold
-        hidden = [n for n, f in zip(names, foreign, strict=True) if f >= limit]
+        hidden: list[str] = []
+        if foreign.max(initial=0.0) >= self.model.foreign_threshold:
+            limit = min(self.model.hide_threshold, self.model.foreign_threshold)
+            hidden = [n for n, f in zip(names, foreign, strict=True) if f >= limit]
         return observation(self.game, names, contents, probs, hidden)
 
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:

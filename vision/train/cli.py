@@ -30,16 +30,19 @@ def cmd_train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .fit import refit_adaptation, refit_change, refit_decode, train
+    from .fit import refit_adaptation, refit_change, refit_decode, refit_threshold, train
 
     for name in names:
         if known[name].get("kind") == "edges":
-            if not (args.change_only or args.adapt_only or args.decode_only):
+            if not (args.change_only or args.adapt_only or args.decode_only or args.threshold_only):
                 from .edges import fit_edges
 
                 fit_edges(
                     known[name], args.seed, Path(args.out), args.workers, args.scenes, args.epochs
                 )
+            continue
+        if args.threshold_only:
+            refit_threshold(name, known[name], Path(args.out), args.seed, args.workers, args.scenes)
             continue
         if args.change_only:
             refit_change(name, known[name], Path(args.out), args.seed, args.workers)
@@ -71,6 +74,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int, help="training epochs (default: the recipe's)")
     p.add_argument("--workers", type=int, help="processes rendering scenes (default: all cores)")
     p.add_argument("--out", default=str(MODELS_DIR), help="folder of the model files")
+    p.add_argument(
+        "--threshold-only",
+        action="store_true",
+        help="keep the fitted networks, fit only their foreign thresholds again",
+    )
     p.add_argument(
         "--change-only",
         action="store_true",
