@@ -31,6 +31,11 @@ from .decode import fit_close_margin
 VALIDATION_SCENES = 0.15
 
 
+def validation_indices(scenes: int) -> range:
+    """The scene indices of the validation split of a training run of ``scenes`` scenes."""
+    return range(10_000_000, 10_000_000 + max(1, int(scenes * VALIDATION_SCENES)))
+
+
 def _torch():
     try:
         import torch
@@ -363,11 +368,11 @@ def train(
 ) -> Path:
     """Render, fit and export one model; return its JSON's path."""
     n = int(scenes or recipe["scenes"])
-    n_valid = max(1, int(n * VALIDATION_SCENES))
+    indices = validation_indices(n)
     start = time.perf_counter()
-    print(f"{name}: rendering {n} + {n_valid} scenes", flush=True)
+    print(f"{name}: rendering {n} + {len(indices)} scenes", flush=True)
     data = build(recipe, range(n), seed, workers=workers)
-    valid = build(recipe, range(10_000_000, 10_000_000 + n_valid), seed, workers=workers)
+    valid = build(recipe, indices, seed, workers=workers)
     render_s = time.perf_counter() - start
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
     fitted = fit(recipe, data, valid, seed, int(epochs or recipe["epochs"]))
@@ -402,8 +407,8 @@ def refit_threshold(
     JSON's path."""
     path = out / f"{name}.json"
     meta = json.loads(path.read_text(encoding="utf-8"))
-    n_valid = max(1, int(int(scenes or meta["trained"]["scenes"]) * VALIDATION_SCENES))
-    valid = build(recipe, range(10_000_000, 10_000_000 + n_valid), seed, workers=workers)
+    indices = validation_indices(int(scenes or meta["trained"]["scenes"]))
+    valid = build(recipe, indices, seed, workers=workers)
     model = CellModel.load(path)
     net = model.network()
     probs = np.concatenate(
