@@ -190,3 +190,37 @@ def test_a_frame_is_occluded_from_the_flag_threshold_and_then_hides_from_the_low
     assert flagged.occluded and flagged.partial
     left_out = {n for n, f in zip(names, foreign, strict=True) if f >= hide}
     assert set(names) - set(flagged.cells) == left_out and len(left_out) >= 6
+
+
+def test_a_spectrangle_tile_is_never_read_twice():
+    reader = reader_for("spectrangle")
+    contents = reader._contents
+    codec = new_game("spectrangle")
+
+    def column(left: str, right: str, base: str) -> int:
+        return contents.index(codec.cell_from_json({"left": left, "right": right, "base": base}))
+
+    n = 36
+    probs = np.full((n, len(contents)), 1e-4)
+    probs[:, 0] = 1.0  # every cell empty but three
+    probs[:3, 0] = 1e-4
+    rgb_, rbg = column("red", "green", "blue"), column("red", "blue", "green")
+    ryb = column("red", "yellow", "blue")
+    # cells 0 and 1 both look most like the tile RGB (laid two ways); cell 1 is less sure and
+    # nearly as likely the tile RYB; cell 2 is RYB beyond doubt
+    probs[0, rgb_] = 0.9
+    probs[1, rbg], probs[1, ryb], probs[1, column("red", "blue", "red")] = 0.5, 0.3, 0.4
+    probs[2, ryb] = 0.95
+    probs /= probs.sum(axis=1, keepdims=True)
+    shown = np.ones(n, dtype=bool)
+    best = reader.best_contents(probs, shown)
+    assert best[0] == rgb_ and best[2] == ryb
+    # RGB and RYB are taken: cell 1 gets its likeliest other tile, RRB
+    assert best[1] == column("red", "blue", "red")
+    assert (best[3:] == 0).all()
+    # a cell left out of the observation claims nothing
+    shown[0] = False
+    assert reader.best_contents(probs, shown)[1] == rbg
+    # without a duplicate the likeliest contents stand, untouched
+    alone = probs[1:]
+    assert (reader.best_contents(alone, np.ones(n - 1, dtype=bool)) == alone.argmax(1)).all()

@@ -317,13 +317,16 @@ def observation(
     hidden: Iterable[str] = (),
     *,
     occluded: bool = False,
+    best: Sequence[int] | None = None,
 ) -> Observation:
     """The :class:`Observation` of per-cell class probabilities (``probs`` N x K, rows in
-    ``names`` order, columns in ``classes`` order): each visible cell's most likely class,
-    its probabilities and confidence; ``hidden`` cells are left out (``partial``)."""
+    ``names`` order, columns in ``classes`` order): each visible cell's most likely class (or
+    the column ``best`` gives it), its probabilities and confidence; ``hidden`` cells are left
+    out (``partial``)."""
     hidden = set(hidden)
     p = bounded(probs)
-    rows, best = p.tolist(), p.argmax(axis=1).tolist()
+    rows = p.tolist()
+    best = p.argmax(axis=1).tolist() if best is None else [int(k) for k in best]
     cells: dict[str, Content] = {}
     confidence: dict[str, float] = {}
     probabilities: dict[str, Mapping[Content, float]] = {}

@@ -27,6 +27,7 @@ from engine.core import Content
 from engine.spectrangle import COLOURS
 
 from ..adapt import TableBank
+from ..assign import best_assignment
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
 from ..locate import BoardPose
@@ -119,7 +120,15 @@ class FittedReader(Reader):
         if foreign.max(initial=0.0) >= self.model.foreign_threshold:
             limit = min(self.model.hide_threshold, self.model.foreign_threshold)
             hidden = [n for n, f in zip(names, foreign, strict=True) if f >= limit]
-        return observation(self.game, names, contents, probs, hidden)
+        shown = ~np.isin(names, hidden)
+        best = self.best_contents(probs, shown)
+        return observation(self.game, names, contents, probs, hidden, best=best)
+
+    def best_contents(self, probs: np.ndarray, shown: np.ndarray) -> np.ndarray:
+        """The column of each cell's reported content in ``probs`` (cells x contents; ``shown``:
+        the cells reported): the likeliest of each. A game whose rules put a piece on the
+        board at most once chooses them together (:class:`SpectrangleReader`)."""
+        return probs.argmax(axis=1)
 
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
@@ -183,6 +192,11 @@ class SpectrangleReader(FittedReader):
         classes = self.model.classes
         #: per laying, the class column of each edge's colour (layings x edges)
         self._columns = np.array([[classes.index(COLOURS[c]) for c in lay] for lay in layings])
+        sizes = [len(set(permutations(code))) for code in pieces]  # a piece's layings
+        #: the first content column of each piece's layings (they follow each other)
+        self._starts = 1 + np.cumsum([0, *sizes[:-1]])
+        #: the piece of each content column (-1: empty)
+        self._piece = np.concatenate([[-1], np.repeat(np.arange(len(pieces)), sizes)])
         #: the contents a cell may hold: empty, then every laying
         self._contents: list[Content] = [None] + [
             self.codec.cell_from_json(
@@ -193,6 +207,28 @@ class SpectrangleReader(FittedReader):
 
     def labels_known(self) -> Sequence[str]:
         return tuple(COLOURS.values())
+
+    def best_contents(self, probs: np.ndarray, shown: np.ndarray) -> np.ndarray:
+        """Each tile is in the box once: when the likeliest contents of the reported cells
+        show a tile twice, the cells that show tiles are given them together, no tile twice,
+        as likely as can be (:func:`~vision.assign.best_assignment`; a cell may turn empty)."""
+        best = probs.argmax(axis=1)
+        piece = self._piece[best]
+        rows = np.flatnonzero(shown & (piece >= 0))
+        if len(np.unique(piece[rows])) == len(rows):
+            return best
+        logp = np.log(np.maximum(probs[rows], 1e-12))
+        per_piece = np.maximum.reduceat(logp, self._starts, axis=1)
+        empty = np.repeat(logp[:, :1], len(rows), axis=1)
+        chosen = best_assignment(np.hstack([per_piece, empty]))
+        for row, col in zip(rows, chosen, strict=True):
+            if col >= len(self._starts):
+                best[row] = 0
+            else:
+                start = self._starts[col]
+                end = self._starts[col + 1] if col + 1 < len(self._starts) else probs.shape[1]
+                best[row] = start + int(np.argmax(probs[row, start:end]))
+        return best
 
     @classmethod
     def label(cls, value: Any, part: str) -> str:
