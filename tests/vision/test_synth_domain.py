@@ -14,6 +14,7 @@ from vision.synth import Domain, random_board_shift, random_position, render_sce
 from vision.synth.paint import Painter, circle
 from vision.synth.photo import Response, camera_curve, lamp_gains
 from vision.synth.pieces import _bell_profile, _facets
+from vision.synth.textures import rgb
 from vision.synth.vary import jitter
 
 #: SHA-256 (first 16 hex digits) of nominal renders made before the domain randomisation.
@@ -88,6 +89,27 @@ def test_a_reinhard_shoulder_keeps_full_scale_and_lifts_the_mid_tones():
     assert shoulder[0] > plain[0] + 0.1  # the highlights compressed, the rest brighter
 
 
+def test_random_curves_are_monotonic_from_black_and_bend_each_their_own_way():
+    rng = np.random.default_rng(5)
+    x = np.linspace(0, 4, 4001)
+    mids = []
+    for _ in range(40):
+        r = Response.random(replace(Domain.TRAIN, curves=("random",)), rng)
+        assert len(r.knots) == 9 and r.knots[0] == 0.0 and r.knots[-1] == pytest.approx(1.0)
+        y = camera_curve("random", x, r.strength, r.gamma, r.knots)
+        assert y[0] == pytest.approx(0, abs=1e-3) and y.max() <= 1.0
+        assert np.all(np.diff(y) >= -1e-12)
+        # a mid-grey (18 % of full scale), against the plain shoulder of the same strength
+        mids.append(y[180] - camera_curve("reinhard", x[180], r.strength))
+    # toes and shoulders: the same grey comes out darker on some curves, lighter on others
+    assert min(mids) < -0.05 and max(mids) > 0.05
+
+
+def test_other_curves_draw_no_knots_so_the_held_out_streams_stay_as_they_were():
+    rng = np.random.default_rng(5)
+    assert all(not Response.random(Domain.HELDOUT, rng).knots for _ in range(50))
+
+
 def test_lamp_gains_are_warm_at_2700_and_neutral_at_6500():
     assert lamp_gains(6500.0) == pytest.approx([1, 1, 1], abs=1e-6)
     warm, cool = lamp_gains(2700.0), lamp_gains(9000.0)
@@ -155,3 +177,53 @@ def test_faceted_solids_are_darker_on_the_side_away_from_a_low_lamp():
     away = int(np.argmin(centres[:, 0]))
     assert shade[towards] > 0.8 and shade[away] == pytest.approx(0.2)
     assert Painter(np.zeros((4, 4, 3), np.uint8), None, lamp, 100.0).diffuse == 0.5
+
+
+def _variations(game: str, domain: Domain, n: int = 60) -> list:
+    from vision.geometry import load_geometry
+    from vision.synth.vary import Variation
+
+    geometry = load_geometry(game)
+    return [Variation.draw(domain, geometry, np.random.default_rng([s, 2])) for s in range(n)]
+
+
+@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+def test_some_gobblet_sets_are_wooden_and_every_other_draw_stays_as_it_was(domain):
+    plain = _variations("gobblet", replace(domain, wooden_sets=0.0))
+    drawn = _variations("gobblet", domain)
+    wooden = [v for v in drawn if v.head != 1.0]
+    assert 0.2 * len(drawn) < len(wooden) < 0.6 * len(drawn)
+    for p, v in zip(plain, drawn, strict=True):
+        assert (p.wood, p.bell, p.response, p.ambient, p.look["board"]) == (
+            v.wood,
+            v.bell,
+            v.response,
+            v.ambient,
+            v.look["board"],
+        )
+        if v.head == 1.0:
+            assert v.look == p.look
+            continue
+        # light pieces of nearly the board's own wood, dark ones a stain much darker than it
+        pieces = v.look["pieces"]
+        light, dark, wood = (np.mean(rgb(c)) for c in (pieces["white"], pieces["black"], v.wood))
+        assert 0.8 * wood < light < 1.15 * wood and dark < 0.75 * wood
+        assert domain.stained_head[0] <= v.head <= domain.stained_head[1]
+    # no other game draws a wooden set
+    assert all(v.head == 1.0 for v in _variations("blokus", domain, 20))
+
+
+def test_a_stained_pieces_head_is_darker_than_its_body_and_a_light_piece_is_one_colour():
+    from vision.geometry import load_geometry
+    from vision.synth.pieces import HEAD_FROM, build_pieces
+
+    geometry = load_geometry("gobblet")
+    vary = next(v for v in _variations("gobblet", Domain.TRAIN) if v.head < 0.6)
+    cells = {"a1": {"color": "black", "size": 4}, "d4": {"color": "white", "size": 4}}
+    eye = np.array([180.0, 180.0, -600.0])
+    dark, light = build_pieces(geometry, cells, eye, np.random.default_rng(1), vary)
+    for solid, darker in ((dark, True), (light, False)):
+        body = np.mean([f.color.mean() for f in solid.faces[:3]])
+        top = solid.faces[-1].color.mean()
+        assert bool(top < 0.75 * body) is darker
+    assert 0.0 < HEAD_FROM < 1.0

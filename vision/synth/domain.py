@@ -47,6 +47,12 @@ class Domain:
     wood_tones: tuple[str, ...] = ()
     #: contrast of the wood grain on a wooden board and its pieces (0: none)
     grain: Range = (0.0, 0.0)
+    #: chance of a wooden Gobblet set (on a wooden board): light pieces of nearly the board's own
+    #: wood, dark ones of a wood stained one of ``stains``, their heads ``stained_head`` times as
+    #: light as their bodies (a painted or darker-stained ball)
+    wooden_sets: float = 0.0
+    stains: tuple[str, ...] = ()
+    stained_head: Range = (1.0, 1.0)
     #: Spectrangle: radius of the white disc under a tile's value (mm; 0: no disc)
     dot_mm: Range = (4.2, 4.2)
     #: Spectrangle: height of the value on tiles and bonus cells, as a factor of the nominal
@@ -59,7 +65,8 @@ class Domain:
     # --- light and camera response (:mod:`.photo`); empty ``curves``: the nominal 8-bit model
     #: camera curves to choose from: ``srgb``, ``s-curve`` (sRGB and an S of ``curve_strength``),
     #: ``gamma`` (a power ``1 / gamma``), ``filmic`` (ACES-like shoulder, then sRGB), ``reinhard``
-    #: (the shoulder e / (1 + e) of ``shoulder`` times the light, then sRGB)
+    #: (the shoulder e / (1 + e) of ``shoulder`` times the light, then sRGB), ``random``
+    #: (``reinhard``, then a random monotonic map of spread ``random_curve_spread``)
     curves: tuple[str, ...] = ()
     #: strength of the S-curve (0: none, 1: smoothstep); for ``filmic``, the pre-exposure
     curve_strength: Range = (0.0, 0.0)
@@ -71,6 +78,8 @@ class Domain:
     shoulder: Range = (1.0, 1.0)
     #: exponent of the ``gamma`` curve
     gamma: Range = (2.2, 2.2)
+    #: spread (standard deviation of the log) of the 8 slopes of a ``random`` curve
+    random_curve_spread: float = 0.0
     #: colour temperature of the lamp (kelvin)
     kelvin: Range = (5000.0, 5000.0)
     #: fraction of the lamp's colour cast that the camera's white balance removes
@@ -163,12 +172,16 @@ Domain.TRAIN = Domain(
     bell_shapes=("bell", "dome", "cylinder", "turned"),
     wood_tones=("#c49a63", "#d8b27a", "#a8763f", "#e6c895", "#8a5a33", "#b98c5a"),
     grain=(0.0, 0.12),
+    wooden_sets=0.4,
+    stains=("#4a2c1a", "#5c3a22", "#3b2417", "#6b4426"),
+    stained_head=(0.3, 1.0),
     dot_mm=(0.0, 5.5),
     label_scale=(0.7, 1.3),
     bonus_light=(1.2, 2.0),
     bevel=(0.0, 0.25),
-    curves=("srgb", "s-curve", "reinhard"),
+    curves=("srgb", "s-curve", "reinhard", "random"),
     curve_strength=(0.0, 0.6),
+    random_curve_spread=0.6,
     shoulder=(1.0, 4.0),
     desaturate_chance=0.4,
     desaturate=(0.1, 0.7),
@@ -225,6 +238,9 @@ Domain.HELDOUT = Domain(
     bell_shapes=("knob", "dome"),
     wood_tones=("#cfa36e", "#b07f4c", "#ecd2a2", "#7a4c2a"),
     grain=(0.03, 0.15),
+    wooden_sets=0.4,
+    stains=("#553320", "#41281a", "#6e4a2e"),
+    stained_head=(0.25, 0.9),
     dot_mm=(2.0, 6.0),
     label_scale=(0.6, 1.4),
     bonus_light=(1.1, 2.2),

@@ -130,7 +130,7 @@ def jpeg_round_trip(image: np.ndarray, quality: int) -> np.ndarray:
 #: Curve look-up resolution: linear light 0..``_TOP`` (curves with a shoulder: x 4) in
 #: ``_STEPS`` steps.
 _STEPS, _TOP = 8192, 1.0
-_SHOULDERS = ("filmic", "reinhard")
+_SHOULDERS = ("filmic", "reinhard", "random")
 
 
 def srgb_encode(x: np.ndarray) -> np.ndarray:
@@ -145,14 +145,23 @@ def srgb_decode(v: np.ndarray) -> np.ndarray:
     return np.where(v <= 0.04045, v / 12.92, np.power((v + 0.055) / 1.055, 2.4))
 
 
-def camera_curve(name: str, x: np.ndarray, strength: float = 0.0, gamma: float = 2.2) -> np.ndarray:
+def camera_curve(
+    name: str,
+    x: np.ndarray,
+    strength: float = 0.0,
+    gamma: float = 2.2,
+    knots: tuple[float, ...] = (),
+) -> np.ndarray:
     """A camera's tone curve: linear light (0.. ; 1 is full scale) -> encoded 0..1.
 
     ``srgb``; ``s-curve``: sRGB blended with a smoothstep by ``strength`` (0..1); ``gamma``:
     ``x ** (1 / gamma)``; ``filmic``: an ACES-like shoulder of ``strength`` times the light,
     then sRGB; ``reinhard``: the shoulder ``e / (1 + e)`` of ``e = strength`` times the light,
     scaled to keep full scale, then sRGB (bright colours lose saturation, as in many phones and
-    renderers). All are monotonic and map 0 to 0."""
+    renderers); ``random``: the ``reinhard`` curve, then a random monotonic map of the encoded
+    value through ``knots`` (its values at evenly spaced points from 0 to 1: toes, shoulders,
+    S-curves and their inverses of any camera's picture style). All are monotonic and map 0 to
+    0."""
     x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     if name == "srgb":
         return srgb_encode(x)
@@ -164,9 +173,12 @@ def camera_curve(name: str, x: np.ndarray, strength: float = 0.0, gamma: float =
     if name == "filmic":
         e = x * strength
         return srgb_encode(e * (2.51 * e + 0.03) / (e * (2.43 * e + 0.59) + 0.14))
-    if name == "reinhard":
+    if name in ("reinhard", "random"):
         e = x * strength
-        return srgb_encode(e / (1 + e) * (1 + strength) / strength)
+        v = srgb_encode(e / (1 + e) * (1 + strength) / strength)
+        if name == "reinhard":
+            return v
+        return np.interp(v, np.linspace(0.0, 1.0, len(knots)), knots)
     raise ValueError(f"no camera curve {name!r}")
 
 
@@ -202,6 +214,8 @@ class Response:
     curve: str
     strength: float
     gamma: float
+    #: the ``random`` curve's values at evenly spaced encoded levels (() for other curves)
+    knots: tuple[float, ...]
     desaturate: float  # highlights towards white (:func:`desaturate`; 0: none)
     gains: tuple[float, float, float]  # BGR: the lamp's cast the white balance left, errors
     auto: tuple[float, float] | None  # (percentile, target) of auto exposure
@@ -238,7 +252,9 @@ class Response:
         return cls(
             curve=curve,
             strength=float(
-                rng.uniform(*(domain.shoulder if curve == "reinhard" else domain.curve_strength))
+                rng.uniform(
+                    *(domain.shoulder if curve in ("reinhard", "random") else domain.curve_strength)
+                )
             ),
             gamma=float(rng.uniform(*domain.gamma)),
             desaturate=float(rng.uniform(*domain.desaturate))
@@ -262,7 +278,16 @@ class Response:
             cast_shadow=shadow,
             cast_shadow_dark=float(rng.uniform(*domain.cast_shadow_dark)),
             cast_shadow_soft=float(rng.uniform(0.002, 0.04)),
+            knots=_random_knots(domain, rng) if curve == "random" else (),
         )
+
+
+def _random_knots(domain: Domain, rng: np.random.Generator) -> tuple[float, ...]:
+    """The knots of a ``random`` curve: 0, the running sum of 8 slopes of log-normal spread
+    ``domain.random_curve_spread`` normalised to end at 1 (drawn last: the other parameters
+    are as they would be without it)."""
+    slopes = np.exp(rng.normal(0.0, domain.random_curve_spread, 8))
+    return (0.0, *(round(float(v), 4) for v in np.cumsum(slopes) / slopes.sum()))
 
 
 @cache
@@ -271,10 +296,12 @@ def _decode_lut() -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _curve_lut(name: str, strength: float, gamma: float) -> np.ndarray:
+def _curve_lut(
+    name: str, strength: float, gamma: float, knots: tuple[float, ...] = ()
+) -> np.ndarray:
     top = 4 * _TOP if name in _SHOULDERS else _TOP
     x = np.linspace(0, top, _STEPS)
-    return np.round(255 * camera_curve(name, x, strength, gamma)).astype(np.uint8)
+    return np.round(255 * camera_curve(name, x, strength, gamma, knots)).astype(np.uint8)
 
 
 @cache
@@ -352,7 +379,10 @@ def respond(
     top = 4 * _TOP if response.curve in _SHOULDERS else _TOP
     index = np.clip(lin * ((_STEPS - 1) / top), 0, _STEPS - 1).astype(np.uint16)
     out = np.take(
-        _curve_lut(response.curve, round(response.strength, 3), round(response.gamma, 3)), index
+        _curve_lut(
+            response.curve, round(response.strength, 3), round(response.gamma, 3), response.knots
+        ),
+        index,
     )
     if response.sharpen > 0:
         soft = cv2.GaussianBlur(out, (0, 0), 1.2)

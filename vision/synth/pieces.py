@@ -124,6 +124,11 @@ def _bell_profile(
     return tuple(levels)
 
 
+#: Where a Gobblet piece's head begins, as a fraction of its height (a stained set's dark
+#: pieces may have a head of another shade: ``Variation.head``).
+HEAD_FROM = 0.7
+
+
 def _bell(
     geometry: BoardGeometry,
     name: str,
@@ -152,6 +157,8 @@ def _bell(
         slope = (r_next - r) * radius / max((t_next - t) * height, 1e-6)
         ring = circle((cx, cy), r * radius, z0 - t * height, 28)
         color = base if vary is None else np.minimum(base * rings[i], 255)
+        if vary is not None and content["color"] == "black" and t >= HEAD_FROM:
+            color = color * vary.head
         if i + 1 == len(profile):
             solid.faces.append(Face([ring], color, UP.copy()))
         elif faceted:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import colorsys
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,16 @@ from .textures import rgb
 
 #: ``look`` entries that are not colours (or that name colours of artwork kept as printed).
 _NOT_COLOURS = frozenset({"glossy", "start_cells", "score_track"})
+
+
+#: The most a stained piece's lightness is of its board's wood (before a +-15 % jitter).
+DARK_SIDE = 0.55
+
+
+def _lightness(hex_color: str) -> float:
+    """HLS lightness (0..1) of ``hex_color``."""
+    r, g, b = (c / 255 for c in rgb(hex_color))
+    return colorsys.rgb_to_hls(r, g, b)[1]
 
 
 def jitter(hex_color: str, light: float, hue_deg: float, sat: float) -> str:
@@ -91,6 +101,8 @@ class Variation:
     arm_only: bool
     distractor: str
     over_mat: bool
+    #: lightness of a dark Gobblet piece's head as a factor of its body (1: one colour)
+    head: float = 1.0
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -139,6 +151,27 @@ class Variation:
             else "",
             over_mat=bool(rng.random() < domain.distractor_over_mat),
             ambient=_ambient(domain, rng),
+        )._wooden(rng)
+
+    def _wooden(self, rng: np.random.Generator) -> Variation:
+        """This variation, or (by the domain's ``wooden_sets`` chance, on a wooden Gobblet board)
+        its wooden set: light pieces of nearly the board's wood, dark ones stained, with their
+        heads. Drawn last, and only for such boards: every other draw stays as it was."""
+        domain = self.domain
+        if self.wood is None or not domain.wooden_sets or rng.random() >= domain.wooden_sets:
+            return self
+        light = jitter(
+            self.wood, rng.uniform(0.9, 1.08), rng.uniform(-5, 5), rng.uniform(0.85, 1.1)
+        )
+        stain = domain.stains[int(rng.integers(len(domain.stains)))]
+        # a stain on a dark board is darker still: the dark pieces stay the dark side
+        deeper = min(1.0, DARK_SIDE * _lightness(self.wood) / _lightness(stain))
+        dark = jitter(stain, deeper * rng.uniform(0.85, 1.15), rng.uniform(-5, 5), 1.0)
+        pieces = {**self.look["pieces"], "white": light, "black": dark}
+        return replace(
+            self,
+            look={**self.look, "pieces": pieces},
+            head=float(rng.uniform(*domain.stained_head)),
         )
 
     @property
