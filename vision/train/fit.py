@@ -177,7 +177,7 @@ class SceneReads:
     def at(cls, probs: np.ndarray, valid: Patches, foreign: int, threshold: float) -> SceneReads:
         """The scenes of ``valid`` read with ``probs`` at ``threshold``."""
         hidden = probs[:, foreign] >= threshold
-        shown = np.where(np.arange(probs.shape[1]) == foreign, -1.0, probs).argmax(axis=1)
+        shown = _shown(probs, foreign)
         under_hand = valid.y == foreign
         wrong = ~hidden & (shown != np.where(under_hand, valid.under, valid.y))
         scenes, owner = np.unique(valid.scene, return_inverse=True)
@@ -237,13 +237,19 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     _, owner = np.unique(valid.scene, return_inverse=True)
     judged = (reads.flagged & reads.with_hand)[owner]
     under_hand = valid.y == foreign
-    shown = np.where(np.arange(probs.shape[1]) == foreign, -1.0, probs).argmax(axis=1)
+    shown = _shown(probs, foreign)
     misread = under_hand & (shown != valid.under)
     candidates = THRESHOLDS[: np.searchsorted(THRESHOLDS, flag, side="right")]
     errors = np.array(
         [np.sum(judged & np.where(pf >= t, ~under_hand, misread)) for t in candidates]
     )
     return Thresholds(flag, _middle(candidates[errors == errors.min()]))
+
+
+def _shown(probs: np.ndarray, foreign: int) -> np.ndarray:
+    """The class each target would be reported as if it were not hidden: its likeliest other
+    than ``foreign``."""
+    return np.where(np.arange(probs.shape[1]) == foreign, -1.0, probs).argmax(axis=1)
 
 
 def _middle(values: np.ndarray) -> float:
@@ -257,7 +263,7 @@ def validation_figures(
     """How the validation split is read at ``thresholds``: targets of clear cells read right,
     targets under a hand hidden in the flagged scenes, and whole scenes read right and clear
     scenes flagged (:class:`SceneReads`)."""
-    shown = np.where(np.arange(probs.shape[1]) == foreign, -1.0, probs).argmax(axis=1)
+    shown = _shown(probs, foreign)
     clear = valid.y != foreign
     reads = SceneReads.at(probs, valid, foreign, thresholds.flag)
     _, owner = np.unique(valid.scene, return_inverse=True)
