@@ -5,8 +5,14 @@ OpenCV's ``cv2.dnn``: no other runtime on the Pi; two outputs, ``logits`` and ``
 last hidden layer, which :mod:`vision.adapt` compares with what this table has shown) and
 ``NAME.json`` (the games it reads, its classes, the :class:`~vision.sampling.PatchSpec` it was
 fitted with, the *foreign* and change thresholds, the adaptation's bounds and how it was
-trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a
-seed. Classes are strings: ``empty``, the game's contents (``orange``, ``white-3``,
+trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a seed.
+
+A network fitted with a frame *context* (the model file's ``context``) also takes, beside each
+patch, the same few numbers of its whole frame (:func:`frame_context`): what the board looks
+like in this frame, with this light and camera curve, so that a patch is judged against the rest
+of its board rather than against fixed colours.
+
+Classes are strings: ``empty``, the game's contents (``orange``, ``white-3``,
 ``black-circle``, an edge colour) and ``foreign`` (a hand, a sleeve, anything that is neither
 the board nor a piece).
 """
@@ -28,11 +34,16 @@ from .sampling import PatchSpec
 
 FOREIGN = "foreign"
 EMPTY = "empty"
-#: Version of the model file format this code reads (2: the network also outputs ``embedding``).
-FORMAT = 2
+#: Version of the model file format written (2: the network also outputs ``embedding``; 3: the
+#: file may name a frame ``context``, a second input of the network).
+FORMAT = 3
+#: Model file formats this code reads.
+FORMATS = (2, 3)
 #: The network's outputs, by name (OpenCV 4's ``forward()`` without names gives the first
 #: unconnected one, which need not be the logits).
 OUTPUTS = ("logits", "embedding")
+#: The network's inputs, by name: the patches, and the frame context of a network that has one.
+INPUTS = ("patches", "context")
 
 
 class ModelError(RuntimeError):
@@ -58,6 +69,8 @@ class CellModel:
     change_threshold: float | None
     #: how far this table's accepted positions may move a prediction (:mod:`vision.adapt`)
     adaptation: Adaptation
+    #: quantiles of the frame context (:func:`frame_context`); empty: the network has none
+    context: tuple[float, ...]
     meta: dict[str, Any]
     onnx: bytes
     #: the model file it was read from
@@ -77,7 +90,7 @@ class CellModel:
             onnx = path.with_suffix(".onnx").read_bytes()
         except (OSError, ValueError) as exc:
             raise ModelError(f"cannot read model {path}: {exc}") from None
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in FORMATS:
             raise ModelError(f"model {path} has format {meta.get('format')}, not {FORMAT}")
         return cls(
             name=path.stem,
@@ -90,6 +103,7 @@ class CellModel:
                 float(meta["change_threshold"]) if meta.get("change_threshold") else None
             ),
             adaptation=Adaptation.from_json(meta.get("adapt")),
+            context=tuple(float(q) for q in meta.get("context", ())),
             meta=meta,
             onnx=onnx,
             meta_path=path,
@@ -99,14 +113,32 @@ class CellModel:
         """A new OpenCV network of this model (one per thread: a net is not thread-safe)."""
         return _network(self.onnx)
 
+    def frame_context(self, patches: np.ndarray) -> np.ndarray:
+        """The frame context of all the targets' ``patches`` of one frame (empty when the
+        network takes none)."""
+        if not self.context:
+            return np.zeros(0, np.float32)
+        return frame_context(patches, self.context)
+
     def forward(
-        self, patches: np.ndarray, net: cv2.dnn.Net | None = None
+        self,
+        patches: np.ndarray,
+        net: cv2.dnn.Net | None = None,
+        context: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Logits (N x K float64) and embeddings (N x D float64) of patches (N x C x px x px)."""
+        """Logits (N x K float64) and embeddings (N x D float64) of patches (N x C x px x px).
+
+        ``context``: the frame context (:meth:`frame_context` of *all* the frame's targets, or
+        one row per patch); by default that of ``patches``, taken as a whole frame. Ignored by
+        a network without one."""
         if len(patches) == 0:
             return np.zeros((0, len(self.classes))), np.zeros((0, 0))
         net = net if net is not None else self.network()
-        net.setInput(np.ascontiguousarray(patches, dtype=np.float32))
+        net.setInput(np.ascontiguousarray(patches, dtype=np.float32), INPUTS[0])
+        if self.context:
+            ctx = self.frame_context(patches) if context is None else np.asarray(context)
+            rows = np.broadcast_to(ctx.astype(np.float32), (len(patches), ctx.shape[-1]))
+            net.setInput(np.ascontiguousarray(rows), INPUTS[1])
         logits, embedding = net.forward(list(OUTPUTS))
         n = len(patches)
         return (
@@ -114,9 +146,28 @@ class CellModel:
             embedding.astype(np.float64).reshape(n, -1),
         )
 
-    def predict_proba(self, patches: np.ndarray, net: cv2.dnn.Net | None = None) -> np.ndarray:
+    def predict_proba(
+        self,
+        patches: np.ndarray,
+        net: cv2.dnn.Net | None = None,
+        context: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Class probabilities (N x K float64) of patches (N x C x px x px float32)."""
-        return softmax(self.forward(patches, net)[0])
+        return softmax(self.forward(patches, net, context)[0])
+
+
+def frame_context(patches: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
+    """What one frame's board looks like, as a network's second input: each target's mean over
+    the central half of its patch (per channel), then the ``quantiles`` of those over the
+    frame's targets; channel by channel (C x Q values, float32). Pieces and empty cells both
+    enter it, in whatever share the position has: the network learns to read a patch against
+    it, whatever the light and the camera's curve did to every colour of the frame alike."""
+    n, c, px, _ = patches.shape
+    lo, hi = px // 4, px - px // 4
+    means = np.asarray(patches[:, :, lo:hi, lo:hi], np.float32).mean(axis=(2, 3))
+    if n == 0:
+        return np.zeros(c * len(quantiles), np.float32)
+    return np.quantile(means, quantiles, axis=0).T.reshape(-1).astype(np.float32)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

@@ -55,20 +55,39 @@ def test_a_hand_scene_gives_foreign_patches():
     assert found.x.shape[1:] == (3, 16, 16)
 
 
-def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path):
+@pytest.mark.parametrize("context", [(), (0.1, 0.5, 0.9)])
+def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context):
     torch = pytest.importorskip("torch")
     from vision.train.fit import _predict, export, fit
 
-    recipe = {**recipes()["blokus"], "games": ["blokus"]}
+    recipe = {**recipes()["blokus"], "games": ["blokus"], "context": list(context)}
     data = build(recipe, range(3), seed=5, domain="nominal", workers=1)
+    assert data.context.shape == (len(data.y), 3 * len(context))
     fitted = fit(recipe, data, data, seed=5, epochs=1)
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
-    ours = model.predict_proba(data.x[:50].astype(np.float32))
-    theirs = _predict(fitted.net, data.x[:50])
+    assert model.context == context
+    ours = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50])
+    theirs = _predict(fitted.net, data.x[:50], data.context[:50])
     assert np.allclose(ours, theirs, atol=1e-4)
     assert torch.is_tensor(torch.zeros(1))
+    if context:
+        # the context is the frame's: another one changes what a patch means
+        dark = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50] * 0.3)
+        assert not np.allclose(ours, dark, atol=1e-4)
+
+
+def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():
+    from vision.model import frame_context
+
+    recipe = {**recipes()["blokus"], "context": [0.25, 0.5, 0.75]}
+    data = build(recipe, range(2), seed=5, domain="nominal", workers=1)
+    for scene in np.unique(data.scene):
+        rows = data.scene == scene
+        expected = frame_context(data.x[rows].astype(np.float32), (0.25, 0.5, 0.75))
+        assert np.allclose(data.context[rows], expected[None, :], atol=2e-3)
+    assert not np.allclose(data.context[data.scene == 0][0], data.context[data.scene == 1][0])
 
 
 def test_a_scene_whose_board_is_not_found_gives_no_patches():
@@ -102,7 +121,11 @@ def _patches(y, under, scene):
 
     n = len(y)
     return Patches(
-        np.zeros((n, 3, 2, 2), np.float16), np.array(y), np.array(under), np.array(scene)
+        np.zeros((n, 3, 2, 2), np.float16),
+        np.array(y),
+        np.array(under),
+        np.array(scene),
+        np.zeros((n, 0), np.float16),
     )
 
 

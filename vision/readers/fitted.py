@@ -89,7 +89,8 @@ class FittedReader(Reader):
         """Class probabilities of every target of ``frame`` (targets x classes): the model's
         for the cells that changed since the last accepted frame (all of them before the first),
         a certain accepted class for the others. The changed ones' logits get the table bank's
-        offsets (:meth:`~vision.adapt.TableBank.offsets`)."""
+        offsets (:meth:`~vision.adapt.TableBank.offsets`). The frame context, if the model
+        takes one, is always the whole frame's."""
         patches = self.sampler.sample(frame, pose)
         probs = np.zeros((len(patches), len(self.model.classes)))
         todo = self._changed(patches)
@@ -97,7 +98,8 @@ class FittedReader(Reader):
             kept = np.setdiff1d(np.arange(len(patches)), todo)
             probs[kept, self.memory.classes[kept]] = 1.0
         if len(todo):
-            logits, embedding = self.model.forward(patches[todo], self.net)
+            context = self.model.frame_context(patches)
+            logits, embedding = self.model.forward(patches[todo], self.net, context)
             if self.bank.active:
                 logits = logits + self.bank.offsets(embedding)
             probs[todo] = softmax(logits)
@@ -145,7 +147,8 @@ class FittedReader(Reader):
                 else np.flatnonzero(classes != self.memory.classes)
             )
             if len(new):
-                self.bank.add(self.model.forward(patches[new], self.net)[1], classes[new])
+                context = self.model.frame_context(patches)
+                self.bank.add(self.model.forward(patches[new], self.net, context)[1], classes[new])
         self.memory = Memory(patches, classes)
 
     def target_classes(self, known: Mapping[str, Content]) -> np.ndarray:

@@ -76,10 +76,11 @@ def play_table(
         patches = reader.sampler.sample(shot.image, shot.pose)
         truth = reader.target_classes(shot.truth)
         todo = reader._changed(patches)
-        logits, embedding = model.forward(patches[todo], reader.net)
+        context = model.frame_context(patches)
+        logits, embedding = model.forward(patches[todo], reader.net, context)
         before = reader.memory.classes if reader.memory is not None else None
         new = np.arange(len(truth)) if before is None else np.flatnonzero(truth != before)
-        taught = model.forward(patches[new], reader.net)[1]
+        taught = model.forward(patches[new], reader.net, context)[1]
         table.steps.append(Step(logits, embedding, truth[todo], taught, truth[new]))
         reader.calibrate(shot.image, shot.pose, shot.truth)
     return table

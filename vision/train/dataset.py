@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
-from ..model import FOREIGN
+from ..model import FOREIGN, frame_context
 from ..placement import rigid
 from ..sampling import PatchSampler, PatchSpec
 from ..synth import Domain, Scene, random_position, render_scene
@@ -25,12 +25,15 @@ JITTER = (0.4, 0.3)
 @dataclass(frozen=True)
 class Patches:
     """Patches (N x C x px x px, float16), their class indices (N), the class each would have
-    without the hand (``under``: what a reader must not misreport), and the scene of each."""
+    without the hand (``under``: what a reader must not misreport), the scene of each, and its
+    scene's frame context (N x K float16, :func:`~vision.model.frame_context`; K is 0 for a
+    recipe without one)."""
 
     x: np.ndarray
     y: np.ndarray
     under: np.ndarray
     scene: np.ndarray
+    context: np.ndarray
 
     @classmethod
     def concat(cls, parts: Sequence[Patches]) -> Patches:
@@ -40,6 +43,7 @@ class Patches:
             np.concatenate([p.y for p in parts]),
             np.concatenate([p.under for p in parts]),
             np.concatenate([p.scene for p in parts]),
+            np.concatenate([p.context for p in parts]),
         )
 
 
@@ -75,6 +79,7 @@ def labelled_patches(
     spec = PatchSpec.from_json(recipe["patch"])
     classes = list(recipe["classes"])
     sampler = PatchSampler(geometry, spec)
+    quantiles = tuple(recipe.get("context", ()))
     try:
         pose = BoardLocator([geometry]).locate(scene.image, 0.0)
         if JITTER[0] > 0:
@@ -83,10 +88,12 @@ def labelled_patches(
             shift = rigid(dx, dy, turn, np.mean([c.center for c in geometry.cells], axis=0))
             homography = pose.homography @ shift
             pose = replace(pose, homography=homography, inverse=np.linalg.inv(homography))
-        x = sampler.sample(scene.image, pose).astype(np.float16)
+        x = sampler.sample(scene.image, pose)
     except BoardNotFound:
         return Patches(
-            np.zeros((0, spec.channels, spec.px, spec.px), np.float16), *[np.zeros(0, int)] * 3
+            np.zeros((0, spec.channels, spec.px, spec.px), np.float16),
+            *[np.zeros(0, int)] * 3,
+            np.zeros((0, spec.channels * len(quantiles)), np.float16),
         )
     read = reader_class(recipe["reader"])
     under = np.array(
@@ -94,7 +101,14 @@ def labelled_patches(
     )
     hidden = np.array([t.cell in scene.hidden for t in sampler.targets], dtype=bool)
     y = np.where(hidden, classes.index(FOREIGN), under)
-    return Patches(x, y, under, np.full(len(y), index))
+    context = frame_context(x, quantiles) if quantiles else np.zeros(0)
+    return Patches(
+        x.astype(np.float16),
+        y,
+        under,
+        np.full(len(y), index),
+        np.repeat(context[None, :].astype(np.float16), len(y), axis=0),
+    )
 
 
 def _job(args: tuple[dict[str, Any], int, int, str]) -> Patches:

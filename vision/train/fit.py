@@ -21,7 +21,7 @@ import numpy as np
 
 from ..adapt import Adaptation
 from ..decode import WRONG_COST
-from ..model import FOREIGN, FORMAT, OUTPUTS, CellModel
+from ..model import FOREIGN, FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
@@ -47,34 +47,50 @@ def _torch():
     return torch
 
 
-def network(channels: int, px: int, classes: int, width: int):
-    """The patch classifier (a ``torch.nn.Module``)."""
-    nn = _torch().nn
+def network(channels: int, px: int, classes: int, width: int, context: int = 0):
+    """The patch classifier (a ``torch.nn.Module``): ``net(x, c)`` gives the logits of
+    patches ``x`` (N x C x px x px) with their frames' contexts ``c`` (N x ``context``; ignored
+    when ``context`` is 0), ``net.embed(x, c)`` the last hidden layer."""
+    torch = _torch()
+    nn = torch.nn
     w = width
     side = px // 8
-    return nn.Sequential(
-        nn.Conv2d(channels, w, 3, padding=1),
-        nn.BatchNorm2d(w),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(w, 2 * w, 3, padding=1),
-        nn.BatchNorm2d(2 * w),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(2 * w, 2 * w, 3, padding=1),
-        nn.BatchNorm2d(2 * w),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(2 * w * side * side, 4 * w),
-        nn.ReLU(),
-        nn.Dropout(0.2),
-        nn.Linear(4 * w, classes),
-    )
 
+    class PatchNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(channels, w, 3, padding=1),
+                nn.BatchNorm2d(w),
+                nn.ReLU(),
+                nn.MaxPool2d(2),
+                nn.Conv2d(w, 2 * w, 3, padding=1),
+                nn.BatchNorm2d(2 * w),
+                nn.ReLU(),
+                nn.MaxPool2d(2),
+                nn.Conv2d(2 * w, 2 * w, 3, padding=1),
+                nn.BatchNorm2d(2 * w),
+                nn.ReLU(),
+                nn.MaxPool2d(2),
+                nn.Flatten(),
+            )
+            # the frame context enters beside the patch's features, through a layer of its own
+            self.context = nn.Sequential(nn.Linear(context, w), nn.ReLU()) if context else None
+            self.hidden = nn.Sequential(
+                nn.Linear(2 * w * side * side + (w if context else 0), 4 * w), nn.ReLU()
+            )
+            self.out = nn.Sequential(nn.Dropout(0.2), nn.Linear(4 * w, classes))
 
-#: Index in :func:`network` of the ReLU whose output is the embedding (the last hidden layer).
-EMBEDDING_LAYER = 14
+        def embed(self, x, c=None):
+            f = self.features(x)
+            if self.context is not None:
+                f = torch.cat([f, self.context(c)], 1)
+            return self.hidden(f)
+
+        def forward(self, x, c=None):
+            return self.out(self.embed(x, c))
+
+    return PatchNet()
 
 
 def _two_outputs(net):
@@ -86,9 +102,9 @@ def _two_outputs(net):
             super().__init__()
             self.net = net
 
-        def forward(self, x):
-            embedding = self.net[: EMBEDDING_LAYER + 1](x)
-            return self.net[EMBEDDING_LAYER + 1 :](embedding), embedding
+        def forward(self, x, c=None):
+            embedding = self.net.embed(x, c)
+            return self.net.out(embedding), embedding
 
     return TwoOutputs()
 
@@ -116,8 +132,10 @@ def with_embedding(onnx_bytes: bytes) -> bytes:
     return model.SerializeToString()
 
 
-def augment(x, kind: str, gen):
-    """Random turns/mirrors and photometric changes of a batch (N x C x px x px tensor)."""
+def augment(x, c, kind: str, gen):
+    """Random turns/mirrors and photometric changes of a batch (N x C x px x px tensor) and,
+    alike, of its frame contexts (N x C*Q: the same gain, tint, gamma and offset, as the whole
+    frame of each patch would have had them)."""
     torch = _torch()
     n = x.shape[0]
     if kind == "square":
@@ -131,10 +149,14 @@ def augment(x, kind: str, gen):
     gain = torch.exp(0.15 * torch.randn(n, 1, 1, 1, generator=gen))
     tint = torch.exp(0.06 * torch.randn(n, 3, 1, 1, generator=gen)).repeat(1, views, 1, 1)
     gamma = torch.exp(0.15 * torch.randn(n, 1, 1, 1, generator=gen))
-    x = torch.clamp(x, min=0.0) ** gamma * gain * tint
-    x = x + 0.03 * torch.randn(n, 1, 1, 1, generator=gen)
+    offset = 0.03 * torch.randn(n, 1, 1, 1, generator=gen)
+    x = torch.clamp(x, min=0.0) ** gamma * gain * tint + offset
     x = x + 0.015 * torch.randn(x.shape, generator=gen)
-    return x
+    if c.shape[1]:
+        c = c.reshape(n, x.shape[1], -1)
+        c = torch.clamp(c, min=0.0) ** gamma[..., 0] * gain[..., 0] * tint[..., 0] + offset[..., 0]
+        c = c.reshape(n, -1)
+    return x, c
 
 
 @dataclass(frozen=True)
@@ -146,13 +168,16 @@ class Fitted:
     figures: dict[str, Any]
 
 
-def _predict(net, x: np.ndarray) -> np.ndarray:
+def _predict(net, x: np.ndarray, c: np.ndarray) -> np.ndarray:
     torch = _torch()
     net.eval()
     out = []
     with torch.no_grad():
         for i in range(0, len(x), 4096):
-            logits = net(torch.from_numpy(x[i : i + 4096].astype(np.float32)))
+            logits = net(
+                torch.from_numpy(x[i : i + 4096].astype(np.float32)),
+                torch.from_numpy(c[i : i + 4096].astype(np.float32)),
+            )
             out.append(torch.softmax(logits, 1).numpy())
     return np.concatenate(out) if out else np.zeros((0, 1))
 
@@ -291,8 +316,10 @@ def fit(recipe: dict[str, Any], train: Patches, valid: Patches, seed: int, epoch
     classes = recipe["classes"]
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
-    net = network(channels, spec["px"], len(classes), int(recipe.get("width", 16)))
+    context = channels * len(recipe.get("context", ()))
+    net = network(channels, spec["px"], len(classes), int(recipe.get("width", 16)), context)
     x = torch.from_numpy(train.x.astype(np.float32))
+    c = torch.from_numpy(train.context.astype(np.float32))
     y = torch.from_numpy(train.y.astype(np.int64))
     counts = np.bincount(train.y, minlength=len(classes)).astype(np.float64)
     weights = torch.tensor((counts.sum() / np.maximum(counts, 1.0) / len(classes)) ** 0.5)
@@ -308,15 +335,15 @@ def fit(recipe: dict[str, Any], train: Patches, valid: Patches, seed: int, epoch
         total = 0.0
         for i in range(0, len(x) - batch + 1, batch):
             idx = order[i : i + batch]
-            xb = augment(x[idx], spec["kind"], gen)
-            loss = loss_fn(net(xb), y[idx])
+            xb, cb = augment(x[idx], c[idx], spec["kind"], gen)
+            loss = loss_fn(net(xb, cb), y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += float(loss.detach()) * batch
         print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(x):.4f}", flush=True)
-    probs = _predict(net, valid.x)
+    probs = _predict(net, valid.x, valid.context)
     foreign = classes.index(FOREIGN)
     thresholds = foreign_thresholds(probs, valid, foreign)
     figures = {
@@ -331,16 +358,20 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
     torch = _torch()
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
+    quantiles = list(recipe.get("context", ()))
     net = fitted.net.eval()
-    dummy = torch.zeros(1, channels, spec["px"], spec["px"])
+    dummy = [torch.zeros(1, channels, spec["px"], spec["px"])]
+    if quantiles:
+        dummy.append(torch.zeros(1, channels * len(quantiles)))
+    inputs = list(INPUTS[: len(dummy)])
     buf = io.BytesIO()
     torch.onnx.export(
         _two_outputs(net),
-        (dummy,),
+        tuple(dummy),
         buf,
-        input_names=["patches"],
+        input_names=inputs,
         output_names=list(OUTPUTS),
-        dynamic_axes={"patches": {0: "n"}, **{o: {0: "n"} for o in OUTPUTS}},
+        dynamic_axes={n: {0: "n"} for n in (*inputs, *OUTPUTS)},
         opset_version=13,
         dynamo=False,
     )
@@ -351,6 +382,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "games": recipe["games"],
         "classes": recipe["classes"],
         "patch": spec,
+        **({"context": quantiles} if quantiles else {}),
         "foreign_threshold": round(fitted.thresholds.flag, 4),
         "hide_threshold": round(fitted.thresholds.hide, 4),
         "change_threshold": info.get("change_threshold"),
@@ -418,7 +450,10 @@ def refit_threshold(
     model = CellModel.load(path)
     net = model.network()
     probs = np.concatenate(
-        [model.predict_proba(valid.x[i : i + 4096], net) for i in range(0, len(valid.x), 4096)]
+        [
+            model.predict_proba(valid.x[i : i + 4096], net, valid.context[i : i + 4096])
+            for i in range(0, len(valid.x), 4096)
+        ]
     )
     thresholds = foreign_thresholds(probs, valid, model.foreign)
     meta["foreign_threshold"] = round(thresholds.flag, 4)

@@ -1,0 +1,61 @@
+"""The frame context (vision.model.frame_context): what it is, and that the committed networks
+read a patch against their whole frame's context."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.model import frame_context, model_for
+from vision.readers import reader_for
+from vision.synth import Domain, random_position, render_scene
+
+from .reader_corpus import locate
+
+QUANTILES = (0.1, 0.5, 0.9)
+
+
+def _patches(n: int = 40, channels: int = 3, px: int = 8) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    return rng.uniform(0.0, 1.0, (n, channels, px, px)).astype(np.float32)
+
+
+def test_the_context_is_the_quantiles_of_the_patches_central_means_channel_by_channel():
+    patches = _patches()
+    context = frame_context(patches, QUANTILES)
+    assert context.shape == (3 * len(QUANTILES),) and context.dtype == np.float32
+    centre = patches[:, :, 2:6, 2:6].mean(axis=(2, 3))
+    for c in range(3):
+        expected = np.quantile(centre[:, c], QUANTILES)
+        assert np.allclose(context[c * 3 : c * 3 + 3], expected, atol=1e-6)
+    # the patch's border (a neighbour's edge) is not part of it
+    bordered = patches.copy()
+    bordered[:, :, 0, :] = 5.0
+    assert np.allclose(frame_context(bordered, QUANTILES), context)
+
+
+def test_a_frame_shot_brighter_has_a_context_as_much_brighter_and_an_empty_one_is_zeros():
+    patches = _patches()
+    assert np.allclose(
+        frame_context(1.3 * patches, QUANTILES), 1.3 * frame_context(patches, QUANTILES), atol=1e-5
+    )
+    assert not frame_context(np.zeros((0, 3, 8, 8), np.float32), QUANTILES).any()
+
+
+@pytest.mark.parametrize("game", ["blokus", "gobblet", "gobsmacked", "spectrangle"])
+def test_a_target_is_read_against_the_whole_frame_whichever_targets_go_to_the_network(game):
+    model = model_for(game)
+    assert model.context, f"the committed {game} model takes a frame context"
+    reader = reader_for(game)
+    cells = random_position(game, np.random.default_rng(5))
+    scene = render_scene(game, cells, 77, hand=False, domain=Domain.TRAIN)
+    patches = reader.sampler.sample(scene.image, locate(game, scene.image))
+    assert model.frame_context(patches).shape == (patches.shape[1] * len(model.context),)
+    whole, _ = model.forward(patches, reader.net)
+    some = np.arange(0, len(patches), 3)
+    # a few targets (the changed cells of a frame) with their frame's context: as when all go
+    part, _ = model.forward(patches[some], reader.net, model.frame_context(patches))
+    assert np.allclose(part, whole[some], atol=1e-4)
+    # the same few as if they were a frame of their own read otherwise: the context counts
+    alone, _ = model.forward(patches[some], reader.net, 0.5 * model.frame_context(patches))
+    assert not np.allclose(alone, whole[some], atol=1e-2)
