@@ -1,5 +1,5 @@
-"""The frame context (vision.model.frame_context): what it is, and that the committed networks
-read a patch against their whole frame's context."""
+"""The frame context (vision.model.frame_context): what it is, that a network fitted with one
+(Gobblet's) reads a patch against its whole frame, and that one without (format 2) ignores it."""
 
 from __future__ import annotations
 
@@ -42,14 +42,17 @@ def test_a_frame_shot_brighter_has_a_context_as_much_brighter_and_an_empty_one_i
     assert not frame_context(np.zeros((0, 3, 8, 8), np.float32), QUANTILES).any()
 
 
-@pytest.mark.parametrize("game", ["blokus", "gobblet", "gobsmacked", "spectrangle"])
-def test_a_target_is_read_against_the_whole_frame_whichever_targets_go_to_the_network(game):
-    model = model_for(game)
-    assert model.context, f"the committed {game} model takes a frame context"
+def _frame_patches(game: str) -> tuple[np.ndarray, object]:
     reader = reader_for(game)
     cells = random_position(game, np.random.default_rng(5))
     scene = render_scene(game, cells, 77, hand=False, domain=Domain.TRAIN)
-    patches = reader.sampler.sample(scene.image, locate(game, scene.image))
+    return reader.sampler.sample(scene.image, locate(game, scene.image)), reader
+
+
+def test_a_target_is_read_against_the_whole_frame_whichever_targets_go_to_the_network():
+    model = model_for("gobblet")
+    assert model.context, "the committed Gobblet model takes a frame context"
+    patches, reader = _frame_patches("gobblet")
     assert model.frame_context(patches).shape == (patches.shape[1] * len(model.context),)
     whole, _ = model.forward(patches, reader.net)
     some = np.arange(0, len(patches), 3)
@@ -59,3 +62,15 @@ def test_a_target_is_read_against_the_whole_frame_whichever_targets_go_to_the_ne
     # the same few as if they were a frame of their own read otherwise: the context counts
     alone, _ = model.forward(patches[some], reader.net, 0.5 * model.frame_context(patches))
     assert not np.allclose(alone, whole[some], atol=1e-2)
+
+
+@pytest.mark.parametrize("game", ["blokus", "gobsmacked", "spectrangle"])
+def test_a_network_without_a_context_reads_each_target_alone(game):
+    model = model_for(game)
+    assert model.meta["format"] == 2 and not model.context
+    assert model.frame_context(np.zeros((4, 3, 8, 8), np.float32)).size == 0
+    patches, reader = _frame_patches(game)
+    whole, _ = model.forward(patches, reader.net)
+    some = np.arange(0, len(patches), 3)
+    part, _ = model.forward(patches[some], reader.net, np.ones(15, np.float32))
+    assert np.allclose(part, whole[some], atol=1e-4)
