@@ -138,7 +138,8 @@ class CellModel:
         if self.context:
             ctx = self.frame_context(patches) if context is None else np.asarray(context)
             rows = np.broadcast_to(ctx.astype(np.float32), (len(patches), ctx.shape[-1]))
-            net.setInput(np.ascontiguousarray(rows), INPUTS[1])
+            # N x K x 1 x 1: OpenCV 4's importer cannot concatenate a 2-D input (fit.network)
+            net.setInput(np.ascontiguousarray(rows).reshape(len(patches), -1, 1, 1), INPUTS[1])
         logits, embedding = net.forward(list(OUTPUTS))
         n = len(patches)
         return (

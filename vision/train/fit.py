@@ -74,8 +74,12 @@ def network(channels: int, px: int, classes: int, width: int, context: int = 0):
                 nn.MaxPool2d(2),
                 nn.Flatten(),
             )
-            # the frame context enters beside the patch's features, through a layer of its own
-            self.context = nn.Sequential(nn.Linear(context, w), nn.ReLU()) if context else None
+            # the frame context enters beside the patch's features, through a layer of its own;
+            # exported as an N x K x 1 x 1 input (OpenCV 4's ONNX importer cannot concatenate
+            # a 2-D network input with the features), flattened first
+            self.context = (
+                nn.Sequential(nn.Flatten(), nn.Linear(context, w), nn.ReLU()) if context else None
+            )
             self.hidden = nn.Sequential(
                 nn.Linear(2 * w * side * side + (w if context else 0), 4 * w), nn.ReLU()
             )
@@ -362,7 +366,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
     net = fitted.net.eval()
     dummy = [torch.zeros(1, channels, spec["px"], spec["px"])]
     if quantiles:
-        dummy.append(torch.zeros(1, channels * len(quantiles)))
+        dummy.append(torch.zeros(1, channels * len(quantiles), 1, 1))
     inputs = list(INPUTS[: len(dummy)])
     buf = io.BytesIO()
     torch.onnx.export(
