@@ -207,3 +207,19 @@ def test_a_network_without_an_embedding_is_given_one():
     logits, embedding = net.forward(list(OUTPUTS))
     assert np.allclose(logits, model.forward(patches)[0], atol=1e-5)
     assert np.allclose(embedding, model.forward(patches)[1], atol=1e-5)
+
+
+def test_fitting_the_adaptation_again_keeps_the_model_file_s_format(tmp_path):
+    import shutil
+
+    from vision.model import CellModel
+    from vision.train.cli import recipes
+    from vision.train.fit import refit_adaptation
+
+    model = model_for("blokus")
+    for suffix in (".json", ".onnx"):
+        shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"blokus{suffix}")
+    path = refit_adaptation("blokus", recipes()["blokus"], tmp_path, seed=3, workers=1, games=1)
+    again = CellModel.load(path)
+    assert again.meta["format"] == model.meta["format"] == 2  # no context: not format 3
+    assert again.onnx == model.onnx and again.meta["trained"]["adapt_games"] == 1

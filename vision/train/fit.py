@@ -505,7 +505,8 @@ def refit_adaptation(
     onnx_path = path.with_suffix(".onnx")
     onnx_path.write_bytes(with_embedding(onnx_path.read_bytes()))
     meta = json.loads(path.read_text(encoding="utf-8"))
-    meta["format"] = FORMAT
+    # a format-1 file now has the embedding (format 2); a later format stays what it is
+    meta["format"] = max(int(meta.get("format", 1)), 2)
     meta.setdefault("adapt", Adaptation().to_json())
     _write_meta(path, meta)
     adaptation, figures = fit_adaptation(
