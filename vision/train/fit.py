@@ -49,8 +49,9 @@ def _torch():
 
 def network(channels: int, px: int, classes: int, width: int, context: int = 0):
     """The patch classifier (a ``torch.nn.Module``): ``net(x, c)`` gives the logits of
-    patches ``x`` (N x C x px x px) with their frames' contexts ``c`` (N x ``context``; ignored
-    when ``context`` is 0), ``net.embed(x, c)`` the last hidden layer."""
+    patches ``x`` (N x C x px x px) with their frames' contexts ``c`` (N x ``context``, or
+    N x ``context`` x 1 x 1 as the exported network takes it; ignored when ``context`` is 0),
+    ``net.embed(x, c)`` the last hidden layer."""
     torch = _torch()
     nn = torch.nn
     w = width
