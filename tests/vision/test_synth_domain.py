@@ -227,3 +227,36 @@ def test_a_stained_pieces_head_is_darker_than_its_body_and_a_light_piece_is_one_
         top = solid.faces[-1].color.mean()
         assert bool(top < 0.75 * body) is darker
     assert 0.0 < HEAD_FROM < 1.0
+
+
+@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+def test_gobblet_sets_of_other_heights_change_nothing_else(domain):
+    from vision.geometry import load_geometry
+    from vision.synth.pieces import build_pieces
+
+    nominal = _variations("gobblet", replace(domain, piece_height=(1.0, 1.0)))
+    drawn = _variations("gobblet", domain)
+    lo, hi = domain.piece_height
+    heights = [v.piece_height for v in drawn]
+    assert all(lo <= h <= hi for h in heights) and max(heights) - min(heights) > (hi - lo) / 2
+    for p, v in zip(nominal, drawn, strict=True):
+        assert p.piece_height == 1.0
+        assert (p.look, p.bell, p.response, p.ambient, p.head) == (
+            v.look,
+            v.bell,
+            v.response,
+            v.ambient,
+            v.head,
+        )
+    # the piece really is that much taller or squatter: its top ring stands that much higher
+    geometry = load_geometry("gobblet")
+    cells = {"b2": {"color": "white", "size": 3}}
+    eye = np.array([180.0, 180.0, -600.0])
+    tops = []
+    for v in (nominal[0], drawn[0]):
+        (solid,) = build_pieces(geometry, cells, eye, np.random.default_rng(1), v)
+        base, top = solid.faces[0].polygons[0], solid.faces[-1].polygons[0]
+        tops.append(base[:, 2].max() - top[:, 2].min())
+    assert tops[1] / tops[0] == pytest.approx(drawn[0].piece_height, rel=1e-6)
+    # no other game draws one
+    assert all(v.piece_height == 1.0 for v in _variations("blokus", domain, 20))

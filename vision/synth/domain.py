@@ -43,6 +43,9 @@ class Domain:
     #: Gobblet piece profiles to choose from: ``bell``, ``dome``, ``cylinder``, ``knob``,
     #: ``turned`` (a foot, a neck and a ball head of random proportions, drawn per scene)
     bell_shapes: tuple[str, ...] = ("bell",)
+    #: Gobblet: every piece's height as a factor of the geometry's, one draw per scene (sets of
+    #: other proportions: taller or squatter pieces of the same diameters)
+    piece_height: Range = (1.0, 1.0)
     #: wood tones of wooden boards and pieces (Gobblet); empty: the ``look`` colours
     wood_tones: tuple[str, ...] = ()
     #: contrast of the wood grain on a wooden board and its pieces (0: none)
@@ -170,6 +173,7 @@ Domain.TRAIN = Domain(
     motif_coverage=(0.45, 0.70),
     motif_rounding=(0.0, 0.5),
     bell_shapes=("bell", "dome", "cylinder", "turned"),
+    piece_height=(0.8, 1.6),
     wood_tones=("#c49a63", "#d8b27a", "#a8763f", "#e6c895", "#8a5a33", "#b98c5a"),
     grain=(0.0, 0.12),
     wooden_sets=0.4,
@@ -236,6 +240,7 @@ Domain.HELDOUT = Domain(
     motif_coverage=(0.42, 0.72),
     motif_rounding=(0.1, 0.7),
     bell_shapes=("knob", "dome"),
+    piece_height=(0.9, 1.7),
     wood_tones=("#cfa36e", "#b07f4c", "#ecd2a2", "#7a4c2a"),
     grain=(0.03, 0.15),
     wooden_sets=0.4,

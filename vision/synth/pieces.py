@@ -141,6 +141,8 @@ def _bell(
     """A Gobblet bell: horizontal slices of a solid of revolution, bottom to top."""
     spec = geometry.pieces["sizes"][str(content["size"])]
     radius, height = spec["diameter"] / 2, float(spec["height"])
+    if vary is not None:
+        height *= vary.piece_height
     cx, cy = np.asarray(geometry.cell(name).center) + rng.normal(0, 1.2, 2)
     look = geometry.extra["look"] if vary is None else vary.look
     base = bgr(look["pieces"][content["color"]]) * rng.uniform(0.92, 1.06)

@@ -103,6 +103,8 @@ class Variation:
     over_mat: bool
     #: lightness of a dark Gobblet piece's head as a factor of its body (1: one colour)
     head: float = 1.0
+    #: Gobblet pieces' height as a factor of the geometry's
+    piece_height: float = 1.0
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -114,44 +116,48 @@ class Variation:
             wood = jitter(tone, rng.uniform(0.92, 1.08), rng.uniform(-4, 4), 1.0)
             look["grid"] = jitter(wood, rng.uniform(0.45, 0.7), 0.0, 1.0)  # grooves, darker
         coverage = float(rng.uniform(*domain.motif_coverage)) if domain.motif_coverage else None
-        return cls(
-            domain=domain,
-            rng=np.random.default_rng(rng.integers(2**63)),
-            look=look,
-            wood=wood,
-            grain=float(rng.uniform(*domain.grain)),
-            grain_seed=int(rng.integers(2**31)),
-            piece_seed=int(rng.integers(2**31)),
-            bell=domain.bell_shapes[int(rng.integers(len(domain.bell_shapes)))],
-            turned=_turned(domain, rng),
-            coverage=coverage,
-            rounding=float(rng.uniform(*domain.motif_rounding)),
-            dot_mm=float(rng.uniform(*domain.dot_mm)),
-            label_scale=float(rng.uniform(*domain.label_scale)),
-            bonus_light=float(rng.uniform(*domain.bonus_light)),
-            bevel=float(rng.uniform(*domain.bevel)),
-            glare=float(rng.uniform(*domain.glare)),
-            shininess=float(
-                rng.uniform(
-                    *(
-                        domain.broad_shininess
-                        if rng.random() < domain.broad_glare
-                        else domain.shininess
+        return (
+            cls(
+                domain=domain,
+                rng=np.random.default_rng(rng.integers(2**63)),
+                look=look,
+                wood=wood,
+                grain=float(rng.uniform(*domain.grain)),
+                grain_seed=int(rng.integers(2**31)),
+                piece_seed=int(rng.integers(2**31)),
+                bell=domain.bell_shapes[int(rng.integers(len(domain.bell_shapes)))],
+                turned=_turned(domain, rng),
+                coverage=coverage,
+                rounding=float(rng.uniform(*domain.motif_rounding)),
+                dot_mm=float(rng.uniform(*domain.dot_mm)),
+                label_scale=float(rng.uniform(*domain.label_scale)),
+                bonus_light=float(rng.uniform(*domain.bonus_light)),
+                bevel=float(rng.uniform(*domain.bevel)),
+                glare=float(rng.uniform(*domain.glare)),
+                shininess=float(
+                    rng.uniform(
+                        *(
+                            domain.broad_shininess
+                            if rng.random() < domain.broad_glare
+                            else domain.shininess
+                        )
                     )
-                )
-            ),
-            haze=float(rng.uniform(*domain.haze)),
-            shadow_dark=float(rng.uniform(*domain.shadow_dark)),
-            shadow_soft=float(rng.uniform(*domain.shadow_soft)),
-            response=Response.random(domain, rng),
-            two_hands=bool(rng.random() < domain.two_hands),
-            arm_only=bool(rng.random() < domain.arm_only),
-            distractor=str(rng.choice(["phone", "cup"]))
-            if rng.random() < domain.distractor
-            else "",
-            over_mat=bool(rng.random() < domain.distractor_over_mat),
-            ambient=_ambient(domain, rng),
-        )._wooden(rng)
+                ),
+                haze=float(rng.uniform(*domain.haze)),
+                shadow_dark=float(rng.uniform(*domain.shadow_dark)),
+                shadow_soft=float(rng.uniform(*domain.shadow_soft)),
+                response=Response.random(domain, rng),
+                two_hands=bool(rng.random() < domain.two_hands),
+                arm_only=bool(rng.random() < domain.arm_only),
+                distractor=str(rng.choice(["phone", "cup"]))
+                if rng.random() < domain.distractor
+                else "",
+                over_mat=bool(rng.random() < domain.distractor_over_mat),
+                ambient=_ambient(domain, rng),
+            )
+            ._wooden(rng)
+            ._proportions(geometry, rng)
+        )
 
     def _wooden(self, rng: np.random.Generator) -> Variation:
         """This variation, or (by the domain's ``wooden_sets`` chance, on a wooden Gobblet board)
@@ -173,6 +179,14 @@ class Variation:
             look={**self.look, "pieces": pieces},
             head=float(rng.uniform(*domain.stained_head)),
         )
+
+    def _proportions(self, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
+        """This variation with its Gobblet set's height drawn (by the domain's ``piece_height``).
+        Drawn last, and only for Gobblet when the domain varies it: every other draw stays."""
+        lo, hi = self.domain.piece_height
+        if geometry.game != "gobblet" or lo == hi:
+            return self
+        return replace(self, piece_height=float(rng.uniform(lo, hi)))
 
     @property
     def board(self) -> str:
