@@ -260,3 +260,38 @@ def test_gobblet_sets_of_other_heights_change_nothing_else(domain):
     assert tops[1] / tops[0] == pytest.approx(drawn[0].piece_height, rel=1e-6)
     # no other game draws one
     assert all(v.piece_height == 1.0 for v in _variations("blokus", domain, 20))
+
+
+@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+def test_gobblet_pieces_stand_off_their_cells_by_the_scenes_spread_and_stay_on_them(domain):
+    from vision.geometry import load_geometry
+    from vision.synth.pieces import build_pieces
+
+    lo, hi = domain.piece_offset_mm
+    drawn = _variations("gobblet", domain)
+    careful = _variations("gobblet", replace(domain, piece_offset_mm=(1.2, 1.2)))
+    spreads = [v.piece_offset for v in drawn]
+    assert all(lo <= s <= hi for s in spreads) and max(spreads) - min(spreads) > (hi - lo) / 2
+    for p, v in zip(careful, drawn, strict=True):
+        assert p.piece_offset == 1.2
+        assert (p.look, p.bell, p.response, p.piece_height) == (
+            v.look,
+            v.bell,
+            v.response,
+            v.piece_height,
+        )
+    geometry = load_geometry("gobblet")
+    cells = {name: {"color": "white", "size": 4} for name in geometry.cell_names}
+    eye = np.array([180.0, 180.0, -600.0])
+
+    def offsets(vary):
+        solids = build_pieces(geometry, cells, eye, np.random.default_rng(3), vary)
+        centres = np.array([geometry.cell(n).center for n in geometry.cell_names])
+        stands = np.array([solid.anchor[:2] for solid in solids])
+        return np.abs(stands - centres)
+
+    widest = max(drawn, key=lambda v: v.piece_offset)
+    near, far = offsets(replace(widest, piece_offset=1.2)), offsets(widest)
+    assert far.mean() > 1.5 * near.mean()
+    # a 48 mm piece on a 62.5 mm cell stands at most 2 mm over the cell's edge
+    assert far.max() <= (62.5 - 48) / 2 + 2.0 + 1e-6

@@ -46,6 +46,9 @@ class Domain:
     #: Gobblet: every piece's height as a factor of the geometry's, one draw per scene (sets of
     #: other proportions: taller or squatter pieces of the same diameters)
     piece_height: Range = (1.0, 1.0)
+    #: Gobblet: how far pieces stand off their cells' centres, one draw per scene: the standard
+    #: deviation (mm, each axis) of every piece's offset (players put pieces down carelessly)
+    piece_offset_mm: Range = (1.2, 1.2)
     #: wood tones of wooden boards and pieces (Gobblet); empty: the ``look`` colours
     wood_tones: tuple[str, ...] = ()
     #: contrast of the wood grain on a wooden board and its pieces (0: none)
@@ -174,6 +177,7 @@ Domain.TRAIN = Domain(
     motif_rounding=(0.0, 0.5),
     bell_shapes=("bell", "dome", "cylinder", "turned"),
     piece_height=(0.8, 1.6),
+    piece_offset_mm=(1.0, 3.5),
     wood_tones=("#c49a63", "#d8b27a", "#a8763f", "#e6c895", "#8a5a33", "#b98c5a"),
     grain=(0.0, 0.12),
     wooden_sets=0.4,
@@ -241,6 +245,7 @@ Domain.HELDOUT = Domain(
     motif_rounding=(0.1, 0.7),
     bell_shapes=("knob", "dome"),
     piece_height=(0.9, 1.7),
+    piece_offset_mm=(1.2, 4.0),
     wood_tones=("#cfa36e", "#b07f4c", "#ecd2a2", "#7a4c2a"),
     grain=(0.03, 0.15),
     wooden_sets=0.4,

@@ -143,7 +143,14 @@ def _bell(
     radius, height = spec["diameter"] / 2, float(spec["height"])
     if vary is not None:
         height *= vary.piece_height
-    cx, cy = np.asarray(geometry.cell(name).center) + rng.normal(0, 1.2, 2)
+    cell = geometry.cell(name)
+    offset = rng.normal(0, 1.2 if vary is None else vary.piece_offset, 2)
+    if vary is not None:
+        # a piece stays on its cell, at most a little over its edge
+        width = float(np.ptp(np.asarray(cell.polygon)[:, 0]))
+        reach = max(1.2, (width - 2 * radius) / 2 + 2.0)
+        offset = np.clip(offset, -reach, reach)
+    cx, cy = np.asarray(cell.center) + offset
     look = geometry.extra["look"] if vary is None else vary.look
     base = bgr(look["pieces"][content["color"]]) * rng.uniform(0.92, 1.06)
     side = _toward(eye, np.array([cx, cy, z0]))

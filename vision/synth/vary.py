@@ -105,6 +105,8 @@ class Variation:
     head: float = 1.0
     #: Gobblet pieces' height as a factor of the geometry's
     piece_height: float = 1.0
+    #: standard deviation (mm, each axis) of Gobblet pieces' offsets from their cells' centres
+    piece_offset: float = 1.2
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -181,12 +183,17 @@ class Variation:
         )
 
     def _proportions(self, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
-        """This variation with its Gobblet set's height drawn (by the domain's ``piece_height``).
-        Drawn last, and only for Gobblet when the domain varies it: every other draw stays."""
-        lo, hi = self.domain.piece_height
-        if geometry.game != "gobblet" or lo == hi:
+        """This variation with its Gobblet set's height and how carefully its pieces are put
+        down drawn (the domain's ``piece_height`` and ``piece_offset_mm``). Drawn last, and only
+        for Gobblet when the domain varies them: every other draw stays."""
+        if geometry.game != "gobblet":
             return self
-        return replace(self, piece_height=float(rng.uniform(lo, hi)))
+        out = self
+        for name, field in (("piece_height", "piece_height"), ("piece_offset_mm", "piece_offset")):
+            lo, hi = getattr(self.domain, name)
+            if lo != hi:
+                out = replace(out, **{field: float(rng.uniform(lo, hi))})
+        return out
 
     @property
     def board(self) -> str:
