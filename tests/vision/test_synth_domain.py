@@ -270,10 +270,10 @@ def test_gobblet_pieces_stand_off_their_cells_by_the_scenes_spread_and_stay_on_t
     lo, hi = domain.piece_offset_mm
     drawn = _variations("gobblet", domain)
     careful = _variations("gobblet", replace(domain, piece_offset_mm=(1.2, 1.2)))
-    spreads = [v.piece_offset for v in drawn]
+    spreads = [v.piece_offset_mm for v in drawn]
     assert all(lo <= s <= hi for s in spreads) and max(spreads) - min(spreads) > (hi - lo) / 2
     for p, v in zip(careful, drawn, strict=True):
-        assert p.piece_offset == 1.2
+        assert p.piece_offset_mm == 1.2
         assert (p.look, p.bell, p.response, p.piece_height) == (
             v.look,
             v.bell,
@@ -290,8 +290,8 @@ def test_gobblet_pieces_stand_off_their_cells_by_the_scenes_spread_and_stay_on_t
         stands = np.array([solid.anchor[:2] for solid in solids])
         return np.abs(stands - centres)
 
-    widest = max(drawn, key=lambda v: v.piece_offset)
-    near, far = offsets(replace(widest, piece_offset=1.2)), offsets(widest)
+    widest = max(drawn, key=lambda v: v.piece_offset_mm)
+    near, far = offsets(replace(widest, piece_offset_mm=1.2)), offsets(widest)
     assert far.mean() > 1.5 * near.mean()
     # a 48 mm piece on a 62.5 mm cell stands at most 2 mm over the cell's edge
     assert far.max() <= (62.5 - 48) / 2 + 2.0 + 1e-6

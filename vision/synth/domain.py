@@ -16,6 +16,11 @@ from typing import ClassVar
 Range = tuple[float, float]
 
 
+#: How far the corpus puts a Gobblet piece off its cell's centre: the standard deviation (mm,
+#: each axis) of its offset, every piece put down with care.
+CAREFUL_OFFSET_MM = 1.2
+
+
 @dataclass(frozen=True)
 class Domain:
     """Ranges of the scene randomisation; the defaults are the nominal corpus (nothing varied
@@ -48,7 +53,7 @@ class Domain:
     piece_height: Range = (1.0, 1.0)
     #: Gobblet: how far pieces stand off their cells' centres, one draw per scene: the standard
     #: deviation (mm, each axis) of every piece's offset (players put pieces down carelessly)
-    piece_offset_mm: Range = (1.2, 1.2)
+    piece_offset_mm: Range = (CAREFUL_OFFSET_MM, CAREFUL_OFFSET_MM)
     #: wood tones of wooden boards and pieces (Gobblet); empty: the ``look`` colours
     wood_tones: tuple[str, ...] = ()
     #: contrast of the wood grain on a wooden board and its pieces (0: none)

@@ -17,6 +17,7 @@ import numpy as np
 from engine import data
 
 from ..geometry import BoardGeometry
+from .domain import CAREFUL_OFFSET_MM
 from .paint import UP, Face, Solid, circle
 from .textures import bgr
 from .vary import Variation
@@ -144,7 +145,7 @@ def _bell(
     if vary is not None:
         height *= vary.piece_height
     cell = geometry.cell(name)
-    offset = rng.normal(0, 1.2 if vary is None else vary.piece_offset, 2)
+    offset = rng.normal(0, CAREFUL_OFFSET_MM if vary is None else vary.piece_offset_mm, 2)
     if vary is not None:
         # a piece stays on its cell, at most a little over its edge
         width = float(np.ptp(np.asarray(cell.polygon)[:, 0]))

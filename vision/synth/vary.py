@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..geometry import BoardGeometry
-from .domain import Domain
+from .domain import CAREFUL_OFFSET_MM, Domain
 from .photo import Response
 from .textures import rgb
 
@@ -106,7 +106,7 @@ class Variation:
     #: Gobblet pieces' height as a factor of the geometry's
     piece_height: float = 1.0
     #: standard deviation (mm, each axis) of Gobblet pieces' offsets from their cells' centres
-    piece_offset: float = 1.2
+    piece_offset_mm: float = CAREFUL_OFFSET_MM
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -189,10 +189,10 @@ class Variation:
         if geometry.game != "gobblet":
             return self
         out = self
-        for name, field in (("piece_height", "piece_height"), ("piece_offset_mm", "piece_offset")):
+        for name in ("piece_height", "piece_offset_mm"):
             lo, hi = getattr(self.domain, name)
             if lo != hi:
-                out = replace(out, **{field: float(rng.uniform(lo, hi))})
+                out = replace(out, **{name: float(rng.uniform(lo, hi))})
         return out
 
     @property
