@@ -91,7 +91,8 @@ class CellModel:
         except (OSError, ValueError) as exc:
             raise ModelError(f"cannot read model {path}: {exc}") from None
         if meta.get("format") not in FORMATS:
-            raise ModelError(f"model {path} has format {meta.get('format')}, not {FORMAT}")
+            known = ", ".join(map(str, FORMATS))
+            raise ModelError(f"model {path} has format {meta.get('format')}, not one of {known}")
         return cls(
             name=path.stem,
             games=tuple(meta["games"]),
