@@ -14,7 +14,7 @@ from vision.synth import Domain, random_board_shift, random_position, render_sce
 from vision.synth.paint import Painter, circle
 from vision.synth.photo import Response, camera_curve, lamp_gains
 from vision.synth.pieces import _bell_profile, _facets
-from vision.synth.textures import rgb
+from vision.synth.textures import bgr, rgb
 from vision.synth.vary import jitter
 
 #: SHA-256 (first 16 hex digits) of nominal renders made before the domain randomisation.
@@ -179,6 +179,41 @@ def test_faceted_solids_are_darker_on_the_side_away_from_a_low_lamp():
     assert Painter(np.zeros((4, 4, 3), np.uint8), None, lamp, 100.0).diffuse == 0.5
 
 
+def test_solids_lit_relative_to_the_board_are_as_light_as_it_where_they_lie_flat():
+    """Lit relative to the board, a face parallel to it takes its colour exactly (as the
+    board's unlit texture does) under any lamp; faces towards the lamp are lighter, faces away
+    darker. Lit absolutely, a flat face under a low lamp is darker than the board."""
+    from vision.synth.paint import UP
+
+    lamp = np.array([1000.0, 0.0, -300.0])  # far off on +x, low
+    points = np.array([[0.0, 0.0, -10.0]] * 3)
+    towards, away = np.array([0.6, 0.0, -0.8]), np.array([-0.6, 0.0, -0.8])
+    normals = np.array([UP, towards, away])
+    image = np.zeros((4, 4, 3), np.uint8)
+    for ambient in (0.2, 0.62):
+        relative = Painter(image, None, lamp, 100.0, ambient=ambient, relative=True)
+        flat, lit, shaded = relative.shade(points, normals)
+        assert flat == pytest.approx(1.0) and lit > 1.0 > shaded
+    absolute = Painter(image, None, lamp, 100.0, ambient=0.2).shade(points, normals)
+    assert absolute[0] < 0.6
+
+
+@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("game", ["blokus", "gobblet", "gobsmacked"])
+def test_about_half_the_scenes_are_lit_relative_to_the_board_and_nothing_else_moves(domain, game):
+    from dataclasses import fields
+
+    from vision.synth.vary import Variation
+
+    plain = _variations(game, replace(domain, relit=0.0))
+    drawn = _variations(game, domain)
+    share = np.mean([v.relit for v in drawn])
+    assert 0.3 < share < 0.7 and not any(p.relit for p in plain)
+    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "relit")]
+    for p, v in zip(plain, drawn, strict=True):
+        assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
+
+
 def _variations(game: str, domain: Domain, n: int = 60) -> list:
     from vision.geometry import load_geometry
     from vision.synth.vary import Variation
@@ -191,7 +226,7 @@ def _variations(game: str, domain: Domain, n: int = 60) -> list:
 def test_some_gobblet_sets_are_wooden_and_every_other_draw_stays_as_it_was(domain):
     plain = _variations("gobblet", replace(domain, wooden_sets=0.0))
     drawn = _variations("gobblet", domain)
-    wooden = [v for v in drawn if v.head != 1.0]
+    wooden = [v for v in drawn if v.wooden_set]
     assert 0.2 * len(drawn) < len(wooden) < 0.6 * len(drawn)
     for p, v in zip(plain, drawn, strict=True):
         assert (p.wood, p.bell, p.response, p.ambient, p.look["board"]) == (
@@ -201,16 +236,64 @@ def test_some_gobblet_sets_are_wooden_and_every_other_draw_stays_as_it_was(domai
             v.ambient,
             v.look["board"],
         )
-        if v.head == 1.0:
-            assert v.look == p.look
+        if not v.wooden_set:
+            assert v.look == p.look and v.head == 1.0 and v.head_color is None
             continue
-        # light pieces of nearly the board's own wood, dark ones a stain much darker than it
+        # light pieces of nearly the board's own wood, dark ones a stain darker than it
         pieces = v.look["pieces"]
         light, dark, wood = (np.mean(rgb(c)) for c in (pieces["white"], pieces["black"], v.wood))
-        assert 0.8 * wood < light < 1.15 * wood and dark < 0.75 * wood
-        assert domain.stained_head[0] <= v.head <= domain.stained_head[1]
+        assert 0.8 * wood < light < 1.15 * wood and dark < (0.95 if v.head_color else 0.75) * wood
+        if v.head_color is None:
+            assert domain.stained_head[0] <= v.head <= domain.stained_head[1]
     # no other game draws a wooden set
-    assert all(v.head == 1.0 for v in _variations("blokus", domain, 20))
+    assert not any(v.wooden_set for v in _variations("blokus", domain, 20))
+
+
+@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+def test_some_wooden_sets_wear_painted_balls_and_every_other_draw_stays_as_it_was(domain):
+    from vision.synth.vary import _lightness
+
+    plain = _variations("gobblet", replace(domain, painted_heads=0.0), 120)
+    drawn = _variations("gobblet", domain, 120)
+    painted = [v for v in drawn if v.head_color is not None]
+    wooden = [v for v in drawn if v.wooden_set]
+    assert 0.25 * len(wooden) < len(painted) < 0.75 * len(wooden)
+    lo, hi = domain.painted_body
+    for p, v in zip(plain, drawn, strict=True):
+        assert p.head_color is None
+        same = ("wood", "bell", "turned", "response", "ambient", "piece_height", "piece_offset_mm")
+        assert all(getattr(p, name) == getattr(v, name) for name in same)
+        assert p.look["pieces"]["white"] == v.look["pieces"]["white"]
+        if v.head_color is None:
+            assert (p.look, p.head) == (v.look, v.head)
+            continue
+        # a body of a lighter stain, the ball darker than the board
+        body = _lightness(v.look["pieces"]["black"]) / _lightness(v.wood)
+        assert lo * 0.97 < body < hi * 1.03
+        assert _lightness(v.head_color) < 0.85 * _lightness(v.wood)
+
+
+def test_a_painted_ball_is_glossy_and_of_its_own_colour_and_a_light_piece_has_none():
+    from vision.geometry import load_geometry
+    from vision.synth.pieces import ball_from, build_pieces
+
+    geometry = load_geometry("gobblet")
+    vary = next(v for v in _variations("gobblet", Domain.TRAIN, 120) if v.head_color)
+    vary = replace(vary, bell="turned", turned=(0.1, 0.5, 0.3))
+    cells = {"a1": {"color": "black", "size": 4}, "d4": {"color": "white", "size": 4}}
+    eye = np.array([180.0, 180.0, -600.0])
+    dark, light = build_pieces(geometry, cells, eye, np.random.default_rng(1), vary)
+    ball = bgr(vary.head_color)
+    glossy = [f for f in dark.faces if f.glossy]
+    assert glossy and all(np.allclose(f.color, ball) for f in glossy)
+    body = [f for f in dark.faces if not f.glossy]
+    assert all(f.color.mean() > ball.mean() for f in body)
+    # the ball starts where the profile's ball does: every glossy face lies above it
+    base = dark.faces[0].polygons[0][:, 2].max()
+    top = dark.faces[-1].polygons[0][:, 2].min()
+    start = base - ball_from("turned", vary.turned) * (base - top)
+    assert all(f.polygons[0][:, 2].max() <= start + 1e-6 for f in glossy)
+    assert not any(f.glossy for f in light.faces)
 
 
 def test_a_stained_pieces_head_is_darker_than_its_body_and_a_light_piece_is_one_colour():
@@ -234,6 +317,8 @@ def test_gobblet_sets_of_other_heights_change_nothing_else(domain):
     from vision.geometry import load_geometry
     from vision.synth.pieces import build_pieces
 
+    # (the painted balls are drawn after the heights: left out, they stay out of the comparison)
+    domain = replace(domain, painted_heads=0.0)
     nominal = _variations("gobblet", replace(domain, piece_height=(1.0, 1.0)))
     drawn = _variations("gobblet", domain)
     lo, hi = domain.piece_height
@@ -267,6 +352,7 @@ def test_gobblet_pieces_stand_off_their_cells_by_the_scenes_spread_and_stay_on_t
     from vision.geometry import load_geometry
     from vision.synth.pieces import build_pieces
 
+    domain = replace(domain, painted_heads=0.0)  # drawn after the offsets
     lo, hi = domain.piece_offset_mm
     drawn = _variations("gobblet", domain)
     careful = _variations("gobblet", replace(domain, piece_offset_mm=(1.2, 1.2)))

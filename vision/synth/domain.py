@@ -64,6 +64,14 @@ class Domain:
     wooden_sets: float = 0.0
     stains: tuple[str, ...] = ()
     stained_head: Range = (1.0, 1.0)
+    #: chance that a wooden set's dark pieces wear a glossy ball of another material (painted or
+    #: lacquered, one of ``head_colors``) on a body of a lighter stain, ``painted_body`` times as
+    #: light as the board's wood: the ball, not the body, is what stands out from the board
+    painted_heads: float = 0.0
+    head_colors: tuple[str, ...] = ()
+    painted_body: Range = (0.5, 0.5)
+    #: head radius of the ``turned`` profile, as a fraction of the piece's base radius
+    turned_head: Range = (0.3, 0.6)
     #: Spectrangle: radius of the white disc under a tile's value (mm; 0: no disc)
     dot_mm: Range = (4.2, 4.2)
     #: Spectrangle: height of the value on tiles and bonus cells, as a factor of the nominal
@@ -139,6 +147,10 @@ class Domain:
     #: share of a solid's light that comes from all round (the rest from the lamp, by the
     #: angle of each face): low is a hard, directional light with dark sides away from it
     ambient: Range = (0.62, 0.62)
+    #: chance that the solids are lit relative to the board (``Painter``'s ``relative``: a
+    #: face lying flat is exactly as light as the board of its colour; otherwise faces take the
+    #: lamp's absolute shading while the board's texture is drawn unlit)
+    relit: float = 0.0
     #: shade the pieces' solids of revolution facet by facet round their axis (each side by its
     #: own angle to the lamp); False: one shade per ring, as the nominal corpus does
     faceted: bool = False
@@ -188,6 +200,10 @@ Domain.TRAIN = Domain(
     wooden_sets=0.4,
     stains=("#4a2c1a", "#5c3a22", "#3b2417", "#6b4426"),
     stained_head=(0.3, 1.0),
+    painted_heads=0.5,
+    head_colors=("#141414", "#1c2233", "#2e1610", "#1e2a1e", "#3c3c40"),
+    painted_body=(0.45, 0.8),
+    turned_head=(0.2, 0.6),
     dot_mm=(0.0, 5.5),
     label_scale=(0.7, 1.3),
     bonus_light=(1.2, 2.0),
@@ -226,6 +242,7 @@ Domain.TRAIN = Domain(
     cast_shadow_dark=(0.2, 0.6),
     ambient=(0.2, 0.62),
     faceted=True,
+    relit=0.5,
     skin_tones=(
         "#fbe3d3", "#f1c7a9", "#e0ac8a", "#c68a64", "#a86b48",
         "#8c5535", "#6b3f26", "#4d2c1c", "#3a2116", "#2a1810",
@@ -256,6 +273,9 @@ Domain.HELDOUT = Domain(
     wooden_sets=0.4,
     stains=("#553320", "#41281a", "#6e4a2e"),
     stained_head=(0.25, 0.9),
+    painted_heads=0.5,
+    head_colors=("#0e0e12", "#182038", "#341a1a"),
+    painted_body=(0.4, 0.85),
     dot_mm=(2.0, 6.0),
     label_scale=(0.6, 1.4),
     bonus_light=(1.1, 2.2),
@@ -291,6 +311,7 @@ Domain.HELDOUT = Domain(
     shadow_soft=(0.5, 8.0),
     cast_shadow=0.35,
     cast_shadow_dark=(0.2, 0.65),
+    relit=0.5,
     skin_tones=(
         "#f6d6c2", "#e8bb9a", "#d49a74", "#b87a52", "#9a5f3c",
         "#7c4a2d", "#5c3620", "#442818", "#301c12",

@@ -82,7 +82,11 @@ class Painter:
     """Projects and fills faces into ``image`` (BGR uint8, modified in place). ``haze`` (0..1)
     is the share of full white a veiling reflection adds to every face of a solid (the sheen of
     plastic or varnish that lifts black pieces and motifs towards grey); ``ambient`` the share
-    of light from all round, the lamp giving the rest up to :data:`LIT` (:meth:`lambert`)."""
+    of light from all round, the lamp giving the rest up to :data:`LIT` (:meth:`lambert`).
+    ``relative``: faces are shaded relative to a face parallel to the board at the same place,
+    so that a piece's face that lies flat is exactly as light as the board of its colour (the
+    board's texture is drawn unlit): a piece of the board's own material stands out from it
+    only by its shading and shadows, as under a real lamp."""
 
     def __init__(
         self,
@@ -92,6 +96,7 @@ class Painter:
         shiny: float,
         haze: float = 0.0,
         ambient: float = 0.62,
+        relative: bool = False,
     ) -> None:
         self.image = image
         self.camera = camera
@@ -99,6 +104,7 @@ class Painter:
         self.shiny = shiny
         self.haze = haze
         self.ambient = ambient
+        self.relative = relative
         self.diffuse = round(LIT - ambient, 9)  # 0.5 exactly for the nominal 0.62
         h, w = image.shape[:2]
         self.shadow = np.zeros((h // 2, w // 2), dtype=np.uint8)
@@ -132,6 +138,14 @@ class Painter:
         half /= np.linalg.norm(half, axis=1, keepdims=True)
         return np.maximum((normals * half).sum(axis=1), 0.0) ** self.shiny
 
+    def shade(self, points: np.ndarray, normals: np.ndarray) -> np.ndarray:
+        """The factor of faces' colours at ``points``: :meth:`lambert`, or (``relative``) that
+        over the light on a face parallel to the board at the same points."""
+        shade = self.lambert(points, normals)
+        if self.relative:
+            shade = shade / self.lambert(points, np.broadcast_to(UP, normals.shape))
+        return shade
+
     def draw(self, solids: Sequence[Solid]) -> None:
         """Draw the solids in order, faces shaded by the lamp; note glossy faces' glare."""
         faces = [face for solid in solids for face in solid.faces]
@@ -144,7 +158,7 @@ class Painter:
             / np.array([len(p) for p in firsts])[:, None]
         )
         normals = np.array([f.normal for f in faces])
-        shade = self.lambert(centres, normals)
+        shade = self.shade(centres, normals)
         projected = iter(self.fixed([p for f in faces for p in f.polygons]))
         for face, k in zip(faces, shade, strict=True):
             pts = [next(projected) for _ in face.polygons]

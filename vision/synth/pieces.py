@@ -130,6 +130,13 @@ def _bell_profile(
 HEAD_FROM = 0.7
 
 
+def ball_from(shape: str, turned: tuple[float, float, float]) -> float:
+    """Where the ball of a Gobblet profile (:func:`_bell_profile`) begins, as a fraction of the
+    piece's height; a profile without a ball (``dome``, ``cylinder``) has a cap from
+    :data:`HEAD_FROM`."""
+    return {"bell": 0.68, "knob": 0.44, "turned": 1.0 - 0.9 * turned[2]}.get(shape, HEAD_FROM)
+
+
 def _bell(
     geometry: BoardGeometry,
     name: str,
@@ -161,6 +168,9 @@ def _bell(
         # turned wood seen from above: rings of the grain, a tone of the piece's own
         rings = vary.tone(rng) * (1 + vary.grain * rng.uniform(-1, 1, len(profile)))
     faceted = vary is not None and vary.domain.faceted
+    ball = None
+    if vary is not None and vary.head_color is not None and content["color"] == "black":
+        ball = (ball_from(vary.bell, vary.turned), bgr(vary.head_color))
     solid = Solid(np.array([cx, cy, z0 - height / 2]))
     for i, (t, r) in enumerate(profile):
         t_next, r_next = profile[min(i + 1, len(profile) - 1)]
@@ -169,29 +179,38 @@ def _bell(
         color = base if vary is None else np.minimum(base * rings[i], 255)
         if vary is not None and content["color"] == "black" and t >= HEAD_FROM:
             color = color * vary.head
+        glossy = ball is not None and t >= ball[0]
+        if glossy:
+            color = ball[1]
         if i + 1 == len(profile):
-            solid.faces.append(Face([ring], color, UP.copy()))
+            solid.faces.append(Face([ring], color, UP.copy(), glossy))
         elif faceted:
-            solid.faces += _facets(ring, np.array([cx, cy, z0 - t * height]), slope, color)
+            centre = np.array([cx, cy, z0 - t * height])
+            solid.faces += _facets(ring, centre, slope, color, glossy)
         else:
             normal = side - UP * slope
-            solid.faces.append(Face([ring], color, normal / np.linalg.norm(normal)))
+            solid.faces.append(Face([ring], color, normal / np.linalg.norm(normal), glossy))
         if i % 3 == 0:
             solid.casts.append(ring)
     return solid
 
 
-def _facets(ring: np.ndarray, centre: np.ndarray, slope: float, color: np.ndarray) -> list[Face]:
+def _facets(
+    ring: np.ndarray, centre: np.ndarray, slope: float, color: np.ndarray, glossy: bool = False
+) -> list[Face]:
     """The band of a solid of revolution below ``ring`` (whose radius changes by ``slope`` mm
     per mm of height) as pie slices from ``centre``, each with its own outward normal, so that
-    the side away from the lamp is darker than the side towards it."""
+    the side away from the lamp is darker than the side towards it (``glossy``: with the lamp's
+    highlight)."""
     n, per = len(ring), 4
     faces = []
     for k in range(0, n, per):
         arc = ring[[(k + j) % n for j in range(per + 1)]]
         out = arc[per // 2] - centre
         normal = out / max(float(np.linalg.norm(out)), 1e-9) - UP * slope
-        faces.append(Face([np.vstack([centre, arc])], color, normal / np.linalg.norm(normal)))
+        faces.append(
+            Face([np.vstack([centre, arc])], color, normal / np.linalg.norm(normal), glossy)
+        )
     return faces
 
 

@@ -157,7 +157,7 @@ def render_scene(
     painter = (
         Painter(image, camera, lamp, shiny)
         if vary is None
-        else Painter(image, camera, lamp, shiny, vary.haze, vary.ambient)
+        else Painter(image, camera, lamp, shiny, vary.haze, vary.ambient, vary.relit)
     )
     if not upright:
         board_sides(painter, geometry, surface_z, None if vary is None else vary.board)

@@ -103,6 +103,12 @@ class Variation:
     over_mat: bool
     #: lightness of a dark Gobblet piece's head as a factor of its body (1: one colour)
     head: float = 1.0
+    #: a wooden Gobblet set (``Domain.wooden_sets``)
+    wooden_set: bool = False
+    #: the glossy ball a wooden set's dark pieces wear (``Domain.painted_heads``), or None
+    head_color: str | None = None
+    #: solids lit relative to the board (``Domain.relit``)
+    relit: bool = False
     #: Gobblet pieces' height as a factor of the geometry's
     piece_height: float = 1.0
     #: standard deviation (mm, each axis) of Gobblet pieces' offsets from their cells' centres
@@ -159,6 +165,8 @@ class Variation:
             )
             ._wooden(rng)
             ._proportions(geometry, rng)
+            ._painted(rng)
+            ._relit(rng)
         )
 
     def _wooden(self, rng: np.random.Generator) -> Variation:
@@ -180,6 +188,7 @@ class Variation:
             self,
             look={**self.look, "pieces": pieces},
             head=float(rng.uniform(*domain.stained_head)),
+            wooden_set=True,
         )
 
     def _proportions(self, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -194,6 +203,28 @@ class Variation:
             if lo != hi:
                 out = replace(out, **{name: float(rng.uniform(lo, hi))})
         return out
+
+    def _painted(self, rng: np.random.Generator) -> Variation:
+        """This variation, or (by the domain's ``painted_heads`` chance, for a wooden set) its
+        dark pieces with a glossy ball of another material on a body of a lighter stain. Drawn
+        last, and only for wooden sets: every other draw stays as it was."""
+        domain = self.domain
+        if not self.wooden_set or not domain.painted_heads or rng.random() >= domain.painted_heads:
+            return self
+        color = domain.head_colors[int(rng.integers(len(domain.head_colors)))]
+        ball = jitter(color, rng.uniform(0.8, 1.25), rng.uniform(-8, 8), 1.0)
+        dark = self.look["pieces"]["black"]
+        light = rng.uniform(*domain.painted_body) * _lightness(self.board) / _lightness(dark)
+        body = jitter(dark, light, rng.uniform(-5, 5), 1.0)
+        pieces = {**self.look["pieces"], "black": body}
+        return replace(self, look={**self.look, "pieces": pieces}, head=1.0, head_color=ball)
+
+    def _relit(self, rng: np.random.Generator) -> Variation:
+        """This variation, lit relative to the board by the domain's ``relit`` chance. Drawn
+        last, and only when the domain has that chance: every other draw stays as it was."""
+        if not self.domain.relit:
+            return self
+        return replace(self, relit=bool(rng.random() < self.domain.relit))
 
     @property
     def board(self) -> str:
@@ -225,5 +256,5 @@ def _turned(domain: Domain, rng: np.random.Generator) -> tuple[float, float, flo
     return (
         round(float(rng.uniform(0.05, 0.3)), 3),
         round(float(rng.uniform(0.3, 0.8)), 3),
-        round(float(rng.uniform(0.3, 0.6)), 3),
+        round(float(rng.uniform(*domain.turned_head)), 3),
     )
