@@ -81,6 +81,14 @@ def prism_sides(top: np.ndarray, depth: float, color: np.ndarray, eye: np.ndarra
     ]
 
 
+#: The round heads of the Gobblet profiles (:func:`_bell_profile`), as fractions of the piece's
+#: height: the ``bell``'s head radius, the ``knob`` ball's centre and radius, and how much of a
+#: ``turned`` piece's height its head radius takes.
+BELL_HEAD = 0.16
+KNOB_BALL = (0.72, 0.28)
+TURNED_HEAD_HEIGHT = 0.9
+
+
 @cache
 def _bell_profile(
     shape: str = "bell", turned: tuple[float, float, float] = (0.1, 0.5, 0.5)
@@ -94,7 +102,7 @@ def _bell_profile(
     arc = [math.pi * (-0.5 + i / 8) for i in range(1, 8)]
     if shape == "bell":
         levels += [(0.05 + 0.65 * i / 11, 1 - 0.55 * (i / 11) ** 0.8) for i in range(1, 12)]
-        head = 0.16
+        head = BELL_HEAD
         levels += [(1 - head + head * math.sin(a), 0.45 * math.cos(a) + 0.02) for a in arc]
     elif shape == "dome":
         quarter = [math.pi / 2 * i / 10 for i in range(1, 10)]
@@ -110,16 +118,18 @@ def _bell_profile(
     elif shape == "turned":
         foot, neck, head = turned
         levels += [(foot, 1.0)]
-        top = 1.0 - head * 0.9
+        top = 1.0 - head * TURNED_HEAD_HEIGHT
         levels += [
             (foot + (top - foot) * i / 6, 1 - (1 - neck) * (i / 6) ** 0.7) for i in range(1, 7)
         ]
         levels += [
-            (top + 0.9 * head * (1 + math.sin(a)) / 2, head * math.cos(a) + 0.02) for a in arc
+            (top + TURNED_HEAD_HEIGHT * head * (1 + math.sin(a)) / 2, head * math.cos(a) + 0.02)
+            for a in arc
         ]
     elif shape == "knob":
         levels += [(0.05 + 0.45 * i / 6, 1 - 0.7 * (i / 6) ** 0.6) for i in range(1, 7)]
-        levels += [(0.72 + 0.28 * math.sin(a), 0.58 * math.cos(a) + 0.02) for a in arc]
+        centre, ball = KNOB_BALL
+        levels += [(centre + ball * math.sin(a), 0.58 * math.cos(a) + 0.02) for a in arc]
     else:
         raise ValueError(f"no Gobblet piece shape {shape!r}")
     return tuple(levels)
@@ -134,7 +144,12 @@ def ball_from(shape: str, turned: tuple[float, float, float]) -> float:
     """Where the ball of a Gobblet profile (:func:`_bell_profile`) begins, as a fraction of the
     piece's height; a profile without a ball (``dome``, ``cylinder``) has a cap from
     :data:`HEAD_FROM`."""
-    return {"bell": 0.68, "knob": 0.44, "turned": 1.0 - 0.9 * turned[2]}.get(shape, HEAD_FROM)
+    starts = {
+        "bell": 1.0 - 2 * BELL_HEAD,
+        "knob": KNOB_BALL[0] - KNOB_BALL[1],
+        "turned": 1.0 - TURNED_HEAD_HEIGHT * turned[2],
+    }
+    return starts.get(shape, HEAD_FROM)
 
 
 def _bell(
