@@ -193,8 +193,9 @@ class Variation:
 
     def _proportions(self, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
         """This variation with its Gobblet set's height and how carefully its pieces are put
-        down drawn (the domain's ``piece_height`` and ``piece_offset_mm``). Drawn last, and only
-        for Gobblet when the domain varies them: every other draw stays."""
+        down drawn (the domain's ``piece_height`` and ``piece_offset_mm``). Drawn after every
+        draw but the painted balls and the light (:meth:`draw`), and only for Gobblet when the
+        domain varies them: every draw before stays."""
         if geometry.game != "gobblet":
             return self
         out = self
@@ -207,7 +208,8 @@ class Variation:
     def _painted(self, rng: np.random.Generator) -> Variation:
         """This variation, or (by the domain's ``painted_heads`` chance, for a wooden set) its
         dark pieces with a glossy ball of another material on a body of a lighter stain. Drawn
-        last, and only for wooden sets: every other draw stays as it was."""
+        after every draw but the light (:meth:`draw`), and only for wooden sets: every draw
+        before stays as it was."""
         domain = self.domain
         if not self.wooden_set or not domain.painted_heads or rng.random() >= domain.painted_heads:
             return self
