@@ -71,6 +71,11 @@ class CellModel:
     adaptation: Adaptation
     #: quantiles of the frame context (:func:`frame_context`); empty: the network has none
     context: tuple[float, ...]
+    #: a target whose likeliest class is below this probability is read again in every other
+    #: view of its patch (:meth:`~vision.sampling.PatchSpec.views`) and the views' logits
+    #: averaged (the model file's ``views``, fitted by :func:`vision.train.fit.view_level`);
+    #: 0: one view
+    views_below: float
     meta: dict[str, Any]
     onnx: bytes
     #: the model file it was read from
@@ -105,6 +110,7 @@ class CellModel:
             ),
             adaptation=Adaptation.from_json(meta.get("adapt")),
             context=tuple(float(q) for q in meta.get("context", ())),
+            views_below=float(meta.get("views", {}).get("below", 0.0)),
             meta=meta,
             onnx=onnx,
             meta_path=path,
@@ -131,18 +137,39 @@ class CellModel:
 
         ``context``: the frame context (:meth:`frame_context` of *all* the frame's targets, or
         one row per patch); by default that of ``patches``, taken as a whole frame. Ignored by
-        a network without one."""
+        a network without one.
+
+        A patch whose likeliest class is below :attr:`views_below` is read in every view
+        (:meth:`~vision.sampling.PatchSpec.views`): its logits and embedding are the means of
+        all its views'. Confident patches, most of a board, cost one pass."""
         if len(patches) == 0:
             return np.zeros((0, len(self.classes))), np.zeros((0, 0))
         net = net if net is not None else self.network()
-        net.setInput(np.ascontiguousarray(patches, dtype=np.float32), INPUTS[0])
+        ctx = None
         if self.context:
             ctx = self.frame_context(patches) if context is None else np.asarray(context)
-            rows = np.broadcast_to(ctx.astype(np.float32), (len(patches), ctx.shape[-1]))
-            # N x K x 1 x 1: OpenCV 4's importer cannot concatenate a 2-D input (fit.network)
-            net.setInput(np.ascontiguousarray(rows).reshape(len(patches), -1, 1, 1), INPUTS[1])
-        logits, embedding = net.forward(list(OUTPUTS))
+        logits, embedding = self._pass(patches, net, ctx)
+        if self.views_below > 0:
+            doubt = np.flatnonzero(softmax(logits).max(axis=1) < self.views_below)
+            if len(doubt):
+                rows = ctx if ctx is None or ctx.ndim == 1 else ctx[doubt]
+                seen = [self._pass(v, net, rows) for v in self.spec.views(patches[doubt])]
+                logits[doubt] = np.mean([logits[doubt], *(v[0] for v in seen)], axis=0)
+                embedding[doubt] = np.mean([embedding[doubt], *(v[1] for v in seen)], axis=0)
+        return logits, embedding
+
+    def _pass(
+        self, patches: np.ndarray, net: cv2.dnn.Net, ctx: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One pass of the network over ``patches`` with the context ``ctx`` (one row, or one
+        row per patch; None: the network takes none)."""
         n = len(patches)
+        net.setInput(np.ascontiguousarray(patches, dtype=np.float32), INPUTS[0])
+        if ctx is not None:
+            rows = np.broadcast_to(ctx.astype(np.float32), (n, ctx.shape[-1]))
+            # N x K x 1 x 1: OpenCV 4's importer cannot concatenate a 2-D input (fit.network)
+            net.setInput(np.ascontiguousarray(rows).reshape(n, -1, 1, 1), INPUTS[1])
+        logits, embedding = net.forward(list(OUTPUTS))
         return (
             logits.astype(np.float64).reshape(n, -1),
             embedding.astype(np.float64).reshape(n, -1),

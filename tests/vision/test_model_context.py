@@ -1,5 +1,5 @@
 """The frame context (vision.model.frame_context): what it is, that a network fitted with one
-(Gobblet's) reads a patch against its whole frame, and that one without (format 2) ignores it."""
+(Gobblet's) reads a patch against its whole frame, and that one without (the others) ignores it."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_a_target_is_read_against_the_whole_frame_whichever_targets_go_to_the_ne
 @pytest.mark.parametrize("game", ["blokus", "gobsmacked", "spectrangle"])
 def test_a_network_without_a_context_reads_each_target_alone(game):
     model = model_for(game)
-    assert model.meta["format"] == 2 and not model.context
+    assert not model.context
     assert model.frame_context(np.zeros((4, 3, 8, 8), np.float32)).size == 0
     patches, reader = _frame_patches(game)
     whole, _ = model.forward(patches, reader.net)

@@ -194,3 +194,5 @@ def test_the_foreign_thresholds_are_fitted_again_on_a_kept_network(tmp_path):
     assert again.onnx == model.onnx
     assert 0.05 <= again.hide_threshold <= again.foreign_threshold <= 0.995
     assert again.foreign_threshold == meta["foreign_threshold"]
+    # the views are fitted with them: the thresholds are those of the views the referee reads
+    assert again.views_below == meta["views"]["below"] > 0

@@ -46,6 +46,15 @@ class PatchSpec:
         """Channels of one patch (3 per plane)."""
         return 3 * len(self.heights_mm)
 
+    def views(self, patches: np.ndarray) -> list[np.ndarray]:
+        """The other views of ``patches`` (N x C x px x px) that a network fitted on this spec
+        reads alike, because its training turned and mirrored them (``vision.train.fit``): a
+        square patch turned by 90, 180 and 270 degrees; an edge patch mirrored left to right
+        (its edge stays at the bottom)."""
+        if self.kind == "square":
+            return [np.ascontiguousarray(np.rot90(patches, k, axes=(2, 3))) for k in (1, 2, 3)]
+        return [np.ascontiguousarray(patches[..., ::-1])]
+
     def to_json(self) -> dict[str, Any]:
         """The spec as stored in a model file."""
         return {

@@ -77,7 +77,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--threshold-only",
         action="store_true",
-        help="keep the fitted networks, fit only their foreign thresholds again",
+        help=(
+            "keep the fitted networks, fit again only which targets they read in every view "
+            "and their foreign thresholds"
+        ),
     )
     p.add_argument(
         "--change-only",

@@ -3,7 +3,8 @@
 The network is deliberately small (three 3x3 convolutions, a hidden layer): it runs on a Pi
 through ``cv2.dnn`` in a few milliseconds for a whole board. Training adds what the renderer may
 still miss: every turn of a square patch (a mirror for edge patches), per-channel gains, gamma,
-offsets and noise.
+offsets and noise. So the referee reads a doubtful patch in those views too and averages them
+(the model file's ``views``, :func:`view_level`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,24 @@ def _predict(net, x: np.ndarray, c: np.ndarray) -> np.ndarray:
             )
             out.append(torch.softmax(logits, 1).numpy())
     return np.concatenate(out) if out else np.zeros((0, 1))
+
+
+#: Levels tried by :func:`view_level`.
+VIEW_LEVELS = np.round(np.arange(0.5, 1.0001, 0.05), 2)
+#: The largest share of the validation targets a model reads in every view: three more passes
+#: over a quarter of the targets add at most three quarters of one pass over them all (the
+#: network's pass is most of a frame's time, ``docs/benchmarks.md``).
+VIEW_SHARE = 0.25
+
+
+def view_level(probs: np.ndarray) -> float:
+    """A model file's ``views.below`` from its validation targets' class probabilities read in
+    one view (``probs``): the highest of :data:`VIEW_LEVELS` below which the likeliest class of
+    at most :data:`VIEW_SHARE` of the targets lies. More views never cost accuracy, they cost
+    time: as many targets as the share allows, the most doubtful first (0: none)."""
+    top = probs.max(axis=1)
+    fits = [float(v) for v in VIEW_LEVELS if np.mean(top < v) <= VIEW_SHARE]
+    return max(fits, default=0.0)
 
 
 #: Foreign thresholds tried by :func:`foreign_thresholds`.
@@ -431,6 +450,7 @@ def train(
     }
     path = export(fitted, recipe, name, out, info)
     print(f"{name}: {json.dumps(fitted.figures)} thresholds {fitted.thresholds} -> {path}")
+    fit_reading(path, valid)
     refit_adaptation(name, recipe, out, seed, workers)
     return refit_decode(name, recipe, out, seed, workers)
 
@@ -443,30 +463,48 @@ def refit_threshold(
     workers: int | None,
     scenes: int | None = None,
 ) -> Path:
-    """Fit the foreign thresholds (:func:`foreign_thresholds`) of the existing model
-    ``out/NAME.json`` again on the validation scenes :func:`train` rendered for it (the same
-    seed and indices; ``scenes``: those of a training run of that many scenes, default the
-    model's); the network is kept and run as the referee runs it (``cv2.dnn``). Return the
-    JSON's path."""
+    """Fit which targets are read in every view and the foreign thresholds (:func:`fit_reading`)
+    of the existing model ``out/NAME.json`` again on the validation scenes :func:`train`
+    rendered for it (the same seed and indices; ``scenes``: those of a training run of that
+    many scenes, default the model's); the network is kept. Return the JSON's path."""
     path = out / f"{name}.json"
     meta = json.loads(path.read_text(encoding="utf-8"))
     indices = validation_indices(int(scenes or meta["trained"]["scenes"]))
-    valid = build(recipe, indices, seed, workers=workers)
-    model = CellModel.load(path)
+    fit_reading(path, build(recipe, indices, seed, workers=workers))
+    return path
+
+
+def fit_reading(path: Path, valid: Patches) -> Thresholds:
+    """Fit how the model of ``path`` reads, on the validation patches ``valid``, its network
+    run as the referee runs it (``cv2.dnn``): first which targets it reads in every view
+    (:func:`view_level`, from its probabilities in one view), then its foreign thresholds
+    (:func:`foreign_thresholds`) with those views. Both, and the validation figures, are
+    written to the model file."""
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    model = replace(CellModel.load(path), views_below=0.0)
+    level = view_level(_model_probs(model, valid))
+    model = replace(model, views_below=level)
+    probs = _model_probs(model, valid)
+    thresholds = foreign_thresholds(probs, valid, model.foreign)
+    meta["views"] = {"below": level}
+    meta["foreign_threshold"] = round(thresholds.flag, 4)
+    meta["hide_threshold"] = round(thresholds.hide, 4)
+    meta["trained"].update(validation_figures(probs, valid, model.foreign, thresholds))
+    _write_meta(path, meta)
+    print(f"{path.stem}: views below {level}, {thresholds} -> {path}", flush=True)
+    return thresholds
+
+
+def _model_probs(model: CellModel, valid: Patches) -> np.ndarray:
+    """``model``'s class probabilities of every validation target (each with its frame's
+    context, as the referee gives it)."""
     net = model.network()
-    probs = np.concatenate(
+    return np.concatenate(
         [
             model.predict_proba(valid.x[i : i + 4096], net, valid.context[i : i + 4096])
             for i in range(0, len(valid.x), 4096)
         ]
     )
-    thresholds = foreign_thresholds(probs, valid, model.foreign)
-    meta["foreign_threshold"] = round(thresholds.flag, 4)
-    meta["hide_threshold"] = round(thresholds.hide, 4)
-    meta["trained"].update(validation_figures(probs, valid, model.foreign, thresholds))
-    _write_meta(path, meta)
-    print(f"{name}: {thresholds} -> {path}", flush=True)
-    return path
 
 
 def refit_change(
