@@ -133,12 +133,27 @@ def test_colour_jitter_keeps_the_prior_at_no_jitter_and_moves_it_otherwise():
     assert g > r and g > b  # green turned a little stays green
 
 
-@pytest.mark.parametrize("shape", ["bell", "dome", "cylinder", "knob"])
+@pytest.mark.parametrize("shape", ["bell", "dome", "cylinder", "knob", "turned", "trumpet"])
 def test_gobblet_profiles_rise_from_the_full_base(shape):
     profile = np.array(_bell_profile(shape))
     assert profile[0].tolist() == [0.0, 1.0]
     assert profile[:, 0].max() > 0.9 and profile[:, 0].min() == 0.0
     assert np.all(profile[:, 1] <= 1.0) and np.all(profile[:, 1] > 0)
+
+
+def test_a_trumpet_has_a_thinner_foot_and_narrows_faster_than_the_turned_piece_it_comes_from():
+    turned = (0.2, 0.6, 0.4)
+    # their bodies, up to the ball head (its 7 levels last)
+    trumpet = np.array(_bell_profile("trumpet", turned))[:-7]
+    piece = np.array(_bell_profile("turned", turned))[:-7]
+
+    def foot(body: np.ndarray) -> float:
+        return float(body[body[:, 1] == 1.0, 0].max())
+
+    assert foot(trumpet) < foot(piece)
+    # a third of the way up it is already narrower, and its neck is narrower still
+    assert np.interp(0.3, *trumpet.T) < np.interp(0.3, *piece.T)
+    assert trumpet[:, 1].min() < piece[:, 1].min()
 
 
 @pytest.mark.parametrize("game", ["blokus", "gobsmacked"])

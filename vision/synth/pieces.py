@@ -97,7 +97,9 @@ def _bell_profile(
     ``bell`` (a flared foot, a waist and a round head), ``dome`` (a half egg on a low foot),
     ``cylinder`` (straight sides, a rounded top edge), ``knob`` (a thin neck, a big ball),
     ``turned`` (a foot of height ``turned[0]``, a neck narrowing to radius ``turned[1]``, a ball
-    head of radius ``turned[2]``: any turned piece between a bell and a knob)."""
+    head of radius ``turned[2]``: any turned piece between a bell and a knob), ``trumpet`` (a
+    thin foot a tenth as high, flaring up into a neck of 20-40 % of the base radius, the same
+    ball head)."""
     levels = [(0.0, 1.0), (0.05, 1.0)]
     arc = [math.pi * (-0.5 + i / 8) for i in range(1, 8)]
     if shape == "bell":
@@ -115,12 +117,18 @@ def _bell_profile(
             for a in arc
         ]
         levels.append((1.0, 0.1))
-    elif shape == "turned":
+    elif shape in ("turned", "trumpet"):
         foot, neck, head = turned
+        bend = 0.7
+        if shape == "trumpet":
+            # a thin, wide foot flaring up into a narrow neck (the radius falls fast, then
+            # slowly): a foot of the board's own wood hardly stands out of the board
+            foot, neck, bend = 0.1 * foot, 0.2 + 0.4 * (neck - 0.3), 0.35
+            levels = [(0.0, 1.0)]
         levels += [(foot, 1.0)]
         top = 1.0 - head * TURNED_HEAD_HEIGHT
         levels += [
-            (foot + (top - foot) * i / 6, 1 - (1 - neck) * (i / 6) ** 0.7) for i in range(1, 7)
+            (foot + (top - foot) * i / 6, 1 - (1 - neck) * (i / 6) ** bend) for i in range(1, 7)
         ]
         levels += [
             (top + TURNED_HEAD_HEIGHT * head * (1 + math.sin(a)) / 2, head * math.cos(a) + 0.02)
@@ -148,6 +156,7 @@ def ball_from(shape: str, turned: tuple[float, float, float]) -> float:
         "bell": 1.0 - 2 * BELL_HEAD,
         "knob": KNOB_BALL[0] - KNOB_BALL[1],
         "turned": 1.0 - TURNED_HEAD_HEIGHT * turned[2],
+        "trumpet": 1.0 - TURNED_HEAD_HEIGHT * turned[2],
     }
     return starts.get(shape, HEAD_FROM)
 
