@@ -152,12 +152,9 @@ def ball_from(shape: str, turned: tuple[float, float, float]) -> float:
     """Where the ball of a Gobblet profile (:func:`_bell_profile`) begins, as a fraction of the
     piece's height; a profile without a ball (``dome``, ``cylinder``) has a cap from
     :data:`HEAD_FROM`."""
-    starts = {
-        "bell": 1.0 - 2 * BELL_HEAD,
-        "knob": KNOB_BALL[0] - KNOB_BALL[1],
-        "turned": 1.0 - TURNED_HEAD_HEIGHT * turned[2],
-        "trumpet": 1.0 - TURNED_HEAD_HEIGHT * turned[2],
-    }
+    if shape in ("turned", "trumpet"):  # one ball head, drawn by the same branch
+        return 1.0 - TURNED_HEAD_HEIGHT * turned[2]
+    starts = {"bell": 1.0 - 2 * BELL_HEAD, "knob": KNOB_BALL[0] - KNOB_BALL[1]}
     return starts.get(shape, HEAD_FROM)
 
 
