@@ -440,6 +440,17 @@ def _grey(frame: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(frame, code)
 
 
+#: a grey level to linear light (the sRGB-like curve of a camera undone, gamma 2.2)
+_LINEAR_LUT = np.round(255.0 * (np.arange(256) / 255.0) ** 2.2).astype(np.uint8)
+
+
+def _linear(grey: np.ndarray) -> np.ndarray:
+    """``grey`` in linear light. Blur spreads light linearly, and a camera's curve then lifts
+    the half-way level of a blurred edge towards black: bright paper bleeds into a marker's
+    black modules (thin borders, merged bits). Undoing the curve puts the edge back."""
+    return cv2.LUT(grey, _LINEAR_LUT)
+
+
 def _ideal(markers: dict[int, np.ndarray], lens: Lens | None) -> dict[int, np.ndarray]:
     """Detected marker corners with the lens's distortion removed."""
     return markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
@@ -552,7 +563,8 @@ class BoardLocator:
     ``locate(frame, t)`` returns a :class:`BoardPose` or raises :class:`BoardNotFound`.
 
     - ``detect_scale``: markers are searched on the grey frame resized by this factor (full
-      resolution when fewer than FULL_FIT_MARKERS of a game's are found); a tracked board's
+      resolution when fewer than FULL_FIT_MARKERS of a game's are found, and then in linear
+      light); a tracked board's
       markers are looked for first where its pose puts them, each crop resized to their size,
       with one threshold window, and so are the markers a fit misses. Corners are then refined
       with ``cornerSubPix`` on the full-resolution frame.
@@ -654,7 +666,9 @@ class BoardLocator:
         misses one of the ``expected`` markers or finds fewer than FULL_FIT_MARKERS; what the
         fast pass found is kept over the search pass's finds. Without the fast pass's finds,
         the search is done again at full resolution when it finds fewer than FULL_FIT_MARKERS
-        of a game's markers (small markers, far away), and what either found is kept.
+        of a game's markers (small markers, far away), and what either found is kept. Still
+        fewer (without the fast pass's finds): the same search in linear light (:func:`_linear`)
+        adds the markers only it shows.
         """
         fast: dict[int, np.ndarray] = {}
         looked: frozenset[int] = frozenset()
@@ -665,14 +679,30 @@ class BoardLocator:
             fast = self._look(grey, pose.geometry, pose.homography, pose.lens, looked)
             if expected <= fast.keys() and len(fast) >= min(enough, len(looked)):
                 return {pose.geometry.aruco_dictionary: fast}, looked
+        found = self._search_at(grey, fast)
+        self._refine(grey, found)
+        if not fast and self._most(found) < enough:
+            # bright paper bled into the markers' black: search again in linear light, and
+            # keep what the frame as it is showed over what only the linear one did
+            linear = _linear(grey)
+            more = self._search_at(linear, fast)
+            self._refine(linear, more)
+            found = {n: {**more.get(n, {}), **found.get(n, {})} for n in found.keys() | more}
+        return _merged(found, pose, fast), looked
+
+    def _search_at(
+        self, grey: np.ndarray, fast: dict[int, np.ndarray]
+    ) -> dict[str, dict[int, np.ndarray]]:
+        """The search pass on ``grey`` at ``detect_scale``, and (without the fast pass's
+        ``fast`` finds, and fewer than FULL_FIT_MARKERS of a game's markers found) at full
+        resolution too: what either found."""
         found = self._detect_at(grey, self.detect_scale, self._search)
-        if self.detect_scale < 1.0 and not fast and self._most(found) < enough:
+        if self.detect_scale < 1.0 and not fast and self._most(found) < self.FULL_FIT_MARKERS:
             # the full resolution's finds, and those only the smaller image showed (a blurred
             # frame's markers read better shrunk)
             full = self._detect_at(grey, 1.0, self._search)
             found = {n: {**found.get(n, {}), **full.get(n, {})} for n in found.keys() | full}
-        self._refine(grey, found)
-        return _merged(found, pose, fast), looked
+        return found
 
     def _most(self, found: dict[str, dict[int, np.ndarray]]) -> int:
         """The most markers of one geometry in ``found``."""
@@ -692,11 +722,13 @@ class BoardLocator:
         """The markers ``ids`` looked for where ``homography`` (board mm -> ideal px, seen
         through ``lens``) puts them: each in a box grown by ``grow`` times its side, resized so
         that a marker module is MODULE_PX px (enlarged at most MAX_UPSCALE times), with one
-        threshold window. Corners are refined at full resolution."""
+        threshold window; a marker the crop does not show is looked for in its linear copy
+        (:func:`_linear`). Corners are refined at full resolution."""
         name = geometry.aruco_dictionary
         detector = {name: self._fast[name]}
         places = self._places[geometry.game]
         markers: dict[int, np.ndarray] = {}
+        bled: dict[int, np.ndarray] = {}
         for i in ids:
             quad = _apply(homography, places[i])
             quad = quad if lens is None else lens.distort(quad)
@@ -708,8 +740,17 @@ class BoardLocator:
             crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0))[name]
             if i in crop:
                 markers[i] = crop[i]
+                continue
+            # bright paper bled into its black? In linear light, and never shrunk: a bled
+            # marker needs every pixel it has
+            linear = _linear(grey[y0:y1, x0:x1])
+            crop = self._detect_at(linear, max(scale, 1.0), detector, (x0, y0))[name]
+            if i in crop:
+                local = {name: {i: crop[i] - (x0, y0)}}  # refined on the crop's own pixels
+                self._refine(linear, local)
+                bled[i] = local[name][i] + (x0, y0)
         self._refine(grey, {name: markers})
-        return markers
+        return {**markers, **bled}
 
     def _recover(
         self,
