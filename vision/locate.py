@@ -266,6 +266,14 @@ class BoardPose:
         frame (the camera is too far, or its resolution too low)."""
         return 0.0 < self.marker_px < RELIABLE_MARKER_PX
 
+    def view_key(self) -> tuple:
+        """Equal for two poses that put every board point, on every plane, on the same pixel:
+        a still board keeps its homography (``deadband_px``), so what is worked out from a
+        pose alone can be kept while it holds."""
+        lens = None if self.lens is None else (self.lens.k, self.lens.image_size)
+        placement = None if self.placement is None else self.placement.tobytes()
+        return (self.game, self.homography.tobytes(), self.image_size, lens, placement)
+
     def to_image(self, points_mm: np.ndarray | Iterable) -> np.ndarray:
         """Board points (Nx2 mm) -> image points (Nx2 px)."""
         ideal = _apply(self.homography, np.asarray(points_mm))
@@ -729,10 +737,14 @@ class BoardLocator:
         places = self._places[geometry.game]
         markers: dict[int, np.ndarray] = {}
         bled: dict[int, np.ndarray] = {}
-        for i in ids:
-            quad = _apply(homography, places[i])
-            quad = quad if lens is None else lens.distort(quad)
-            side = _side(quad[None])
+        ids = list(ids)
+        if not ids:
+            return markers
+        # every marker's quad and side at once (one projection, not one per marker)
+        quads = _apply(homography, np.concatenate([places[i] for i in ids]))
+        quads = (quads if lens is None else lens.distort(quads)).reshape(-1, 4, 2)
+        sides = np.median(np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2), axis=1)
+        for i, quad, side in zip(ids, quads, sides.tolist(), strict=True):
             scale = min(self.MAX_UPSCALE, self.MODULE_PX * self._modules[name] / side)
             x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
             if min(x1 - x0, y1 - y0) < side:

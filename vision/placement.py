@@ -140,6 +140,8 @@ class BoardPlacement:
             None, None, :, None
         ] * self._normals[:, None, None, :]
         self._edges = edges
+        #: the last pose's sample points in the image: (key, px, inside, foot)
+        self._seen: tuple[tuple, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def offsets(self) -> np.ndarray:
@@ -162,7 +164,29 @@ class BoardPlacement:
         profiles away from any edge what a profile without one looks like)."""
         if not self.enabled or len(self._points) == 0:
             return None
+        seen = self._points_in(frame.shape, pose, shift_mm)
+        if seen is None:
+            return None
+        px, inside, foot = seen
+        shape = self._samples.shape[:3]
+        colours = cv2.remap(frame, px[:, None, 0], px[:, None, 1], cv2.INTER_LINEAR)
+        colours = colours.reshape(*shape, -1).astype(np.float32)
+        if colours.shape[-1] == 1:
+            colours = np.repeat(colours, 3, axis=-1)
+        # the colour of every profile point, averaged over the parallel lines
+        return Profiles(colours.mean(axis=1), foot, inside.reshape(shape).all(axis=(1, 2)))
+
+    def _points_in(
+        self, shape: tuple[int, ...], pose: BoardPose, shift_mm: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Every sample's image point (float32 px), whether each is in the frame, and each
+        profile's foot (mm); None when the top face's plane cannot be placed. The last pose's
+        are kept: a still board keeps its homography (the locator's deadband), so they are
+        computed again only when it moves."""
         pose = replace(pose, placement=None)  # the outline is where the mat has it
+        key = (pose.view_key(), shape[:2], shift_mm)
+        if self._seen is not None and self._seen[0] == key:
+            return self._seen[1:]
         try:
             top = pose.lifted(self.thickness) if self.thickness else pose
             cx, cy, cz = pose.camera_centre()
@@ -174,15 +198,10 @@ class BoardPlacement:
         foot = np.maximum(towards, 0.0) * self.thickness / max(cz, 1.0)
         samples = self._samples + shift_mm * self._normals[:, None, None, :]
         px = top.to_image(samples.reshape(-1, 2)).astype(np.float32)
-        h, w = frame.shape[:2]
+        h, w = shape[:2]
         inside = (px[:, 0] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] >= 0) & (px[:, 1] < h - 1)
-        shape = self._samples.shape[:3]
-        colours = cv2.remap(frame, px[:, None, 0], px[:, None, 1], cv2.INTER_LINEAR)
-        colours = colours.reshape(*shape, -1).astype(np.float32)
-        if colours.shape[-1] == 1:
-            colours = np.repeat(colours, 3, axis=-1)
-        # the colour of every profile point, averaged over the parallel lines
-        return Profiles(colours.mean(axis=1), foot, inside.reshape(shape).all(axis=(1, 2)))
+        self._seen = (key, px, inside, foot)
+        return px, inside, foot
 
     def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:
         """The board -> mat matrix in ``frame`` seen through ``pose`` (a mat pose): the

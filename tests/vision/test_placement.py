@@ -139,3 +139,22 @@ def test_edges_of_pieces_along_a_side_make_no_unbelievable_fit():
     assert found is not None
     truth = rigid(*scene.params["board_shift"], finder.centre)
     assert placement_shift(finder, found, truth) < 1.5
+
+
+def test_the_profiles_follow_the_pose_they_are_given():
+    """One finder reading two boards in turn (the sample points of the last pose are kept
+    while it holds still) gives each the profiles a fresh finder gives it."""
+    game = "blokus"
+    geometry = load_geometry(game)
+    scenes = [
+        render_scene(game, {}, seed, hand=False, board_shift=(2.0, -1.0, 0.5)) for seed in (3, 4)
+    ]
+    poses = [BoardLocator([geometry]).locate(s.image, 0.0) for s in scenes]
+    assert not np.array_equal(poses[0].homography, poses[1].homography)
+    finder = BoardPlacement(geometry)
+    for scene, pose in [*zip(scenes, poses, strict=True), (scenes[0], poses[0])]:
+        kept = finder.profiles(scene.image, pose)
+        fresh = BoardPlacement(geometry).profiles(scene.image, pose)
+        assert np.array_equal(kept.colours, fresh.colours)
+        assert np.array_equal(kept.foot, fresh.foot)
+        assert np.array_equal(kept.inside, fresh.inside)

@@ -150,6 +150,8 @@ class PatchSampler:
         #: its corners (a homography per patch: the lens bends a patch too little to matter)
         self.corners = np.array([square @ t.affine.T for t in self.targets])
         self.centres = np.array([t.affine @ [0.5, 0.5, 1.0] for t in self.targets])
+        #: the last pose's patch points: (key, [(image px, shrink) per plane])
+        self._seen: tuple[tuple, list[tuple[np.ndarray, int]]] | None = None
 
     @property
     def cells(self) -> tuple[str, ...]:
@@ -172,9 +174,26 @@ class PatchSampler:
         ref = reference if reference is not None else self.measure(frame, pose)
         n = self.spec.px * self.spec.px
         idx = np.arange(len(self.targets)) if targets is None else np.asarray(targets, dtype=int)
-        corners = self.corners[idx].reshape(-1, 2)
         black, span = (level.astype(np.float32) for level in ref.levels(self.centres[idx]))
         views = []
+        for image_px, shrink in self._points_in(pose, idx):
+            region = Region.around(frame, image_px, shrink)
+            colours = region.sample(image_px).reshape(len(idx), n, 3)
+            refl = (colours - black[:, None, :]) / span[:, None, :]
+            views.append(refl.reshape(len(idx), self.spec.px, self.spec.px, 3))
+        patches = np.concatenate(views, axis=3).transpose(0, 3, 1, 2)
+        return np.clip(patches, -0.5, 2.0).astype(np.float32)
+
+    def _points_in(self, pose: BoardPose, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
+        """Per plane of the spec's heights, the image point of every pixel of the patches of
+        the targets ``idx`` at ``pose`` and the frame's shrink factor. The last pose's are
+        kept: a still board keeps its homography (the locator's deadband), so they are
+        computed again only when it moves or other targets are asked for."""
+        key = (pose.view_key(), idx.tobytes())
+        if self._seen is not None and self._seen[0] == key:
+            return self._seen[1]
+        corners = self.corners[idx].reshape(-1, 2)
+        points = []
         for height in self.spec.heights_mm:
             try:
                 plane = plane_pose(pose, self.surface_mm + height)
@@ -182,12 +201,9 @@ class PatchSampler:
                 raise BoardNotFound(IMPOSSIBLE_VIEW, str(exc)) from None
             quads = plane.to_image(corners).reshape(len(idx), 4, 2)
             image_px = square_to_quads(quads, self.unit).reshape(-1, 2)
-            region = Region.around(frame, image_px, _shrink(image_px, self.spec.px))
-            colours = region.sample(image_px).reshape(len(idx), n, 3)
-            refl = (colours - black[:, None, :]) / span[:, None, :]
-            views.append(refl.reshape(len(idx), self.spec.px, self.spec.px, 3))
-        patches = np.concatenate(views, axis=3).transpose(0, 3, 1, 2)
-        return np.clip(patches, -0.5, 2.0).astype(np.float32)
+            points.append((image_px, _shrink(image_px, self.spec.px)))
+        self._seen = (key, points)
+        return points
 
 
 def square_to_quads(quads: np.ndarray, unit: np.ndarray) -> np.ndarray:
