@@ -154,6 +154,13 @@ def _check_board(say: Say, frame: Any) -> None:
         f"fit error {pose.reprojection_error:.2f} px",
     )
     say(FIX if pose.too_far else OK, _marker_size(pose))
+    if pose.markers_bled:
+        say(
+            FIX,
+            f"exposure: {len(pose.markers_bled)} of {seen} markers read only with the paper's "
+            "light taken off their black (over-exposed, or a lamp's glare on the mat): dim or "
+            "move the lamp (hardware/setup.md, Light)",
+        )
     width = edge_width(frame, pose)
     if width is None:
         say(SKIP, "focus: no marker to measure it on")

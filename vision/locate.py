@@ -254,6 +254,9 @@ class BoardPose:
     placement: np.ndarray | None = None
     #: median side (px) of the markers seen (a tracked pose keeps the last fit's)
     marker_px: float = 0.0
+    #: markers of ``markers_seen`` read only in linear light: the paper's light had bled into
+    #: their black (over-exposed, or a lamp's glare on the mat)
+    markers_bled: tuple[int, ...] = ()
 
     @property
     def game(self) -> str:
@@ -644,6 +647,8 @@ class BoardLocator:
         self._candidate: np.ndarray | None = None
         self._hits: dict[int, int] = {}
         self._last_seen: dict[int, float] = {}
+        #: this frame's markers read only in linear light
+        self._bled: set[int] = set()
 
     @classmethod
     def for_game(cls, game: str, **options: Any) -> BoardLocator:
@@ -695,6 +700,8 @@ class BoardLocator:
             linear = _linear(grey)
             more = self._search_at(linear, fast)
             self._refine(linear, more)
+            for n, extra in more.items():
+                self._bled.update(extra.keys() - found.get(n, {}).keys())
             found = {n: {**more.get(n, {}), **found.get(n, {})} for n in found.keys() | more}
         return _merged(found, pose, fast), looked
 
@@ -761,6 +768,7 @@ class BoardLocator:
                 local = {name: {i: crop[i] - (x0, y0)}}  # refined on the crop's own pixels
                 self._refine(linear, local)
                 bled[i] = local[name][i] + (x0, y0)
+                self._bled.add(i)
         self._refine(grey, {name: markers})
         return {**markers, **bled}
 
@@ -847,6 +855,7 @@ class BoardLocator:
         now = time.monotonic() if t is None else float(t)
         image_size = (int(frame.shape[1]), int(frame.shape[0]))
         grey = _grey(frame)
+        self._bled = set()
         found, looked = self._detect(grey, self._expected(now))
         geometry, markers = self._recognise(found)
         prior = self._fresh_prior(now, geometry)
@@ -890,6 +899,7 @@ class BoardLocator:
             t=now,
             lens=lens,
             marker_px=marker_px,
+            markers_bled=self._bled_among(seen),
         )
         pose = replace(pose, placement=self._placement(frame, pose, prior))
         self._pose = pose
@@ -976,7 +986,12 @@ class BoardLocator:
             t=now,
             tracked=True,
             age=age,
+            markers_bled=self._bled_among(seen),
         )
+
+    def _bled_among(self, seen: tuple[int, ...]) -> tuple[int, ...]:
+        """Which of ``seen`` this frame read only in linear light."""
+        return tuple(i for i in seen if i in self._bled)
 
     def _note_sightings(self, seen: tuple[int, ...], now: float) -> None:
         for i in seen:

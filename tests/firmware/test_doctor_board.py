@@ -6,6 +6,7 @@ import zlib
 import pytest
 
 from firmware.doctor import FIX, OK, _check_board
+from tests.vision.data.scenes import bled
 from vision.bench_table import filmed_game
 from vision.synth import Domain, render_scene
 
@@ -33,3 +34,14 @@ def test_a_board_whose_edges_do_not_show_is_read_on_its_marks():
     shot = next(filmed_game("blokus", key, Domain.HELDOUT, moves=0))
     state, text = _board_line(shot.image)
     assert state == FIX and "lay it exactly on them" in text
+
+
+def test_markers_read_only_in_linear_light_say_the_mat_is_over_exposed():
+    far = Domain(name="far", zoom=(1.8, 1.8))
+    clean = render_scene("spectrangle", {}, 1, hand=False, effects=False, domain=far).image
+    said = {"clean": [], "bled": []}
+    _check_board(lambda state, text: said["clean"].append((state, text)), clean)
+    _check_board(lambda state, text: said["bled"].append((state, text)), bled(clean, 1.5, 1.5))
+    assert not [t for _, t in said["clean"] if t.startswith("exposure:")]
+    [(state, text)] = [(s, t) for s, t in said["bled"] if t.startswith("exposure:")]
+    assert state == FIX and "of 6 markers read only" in text and "lamp" in text

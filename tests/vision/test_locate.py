@@ -22,6 +22,7 @@ from tests.vision.data.scenes import (
     MAT_PX_PER_MM,
     OTHER,
     View,
+    bled,
     cover,
     cover_markers,
     distort,
@@ -538,14 +539,6 @@ def test_markers_only_a_shrunk_blurred_frame_shows_are_kept():
     assert len(pose.markers_seen) >= 2
 
 
-def bled(image: np.ndarray, gain: float, sigma: float) -> np.ndarray:
-    """``image`` over-exposed ``gain`` times and blurred by ``sigma`` px in linear light, then
-    encoded with a camera's gamma curve: the bright paper bleeds into the markers' black."""
-    light = (image.astype(np.float64) / 255.0) ** 2.2 * gain
-    light = cv2.GaussianBlur(light, (0, 0), sigma)
-    return np.round(255.0 * np.clip(light, 0.0, 1.0) ** (1 / 2.2)).astype(np.uint8)
-
-
 def plain_aruco_count(image: np.ndarray, geometry: BoardGeometry) -> int:
     """How many of the geometry's markers OpenCV's own detector (default parameters) reads."""
     dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
@@ -566,6 +559,8 @@ def test_markers_bled_into_by_bright_paper_are_found_in_linear_light(seed):
     clean = BoardLocator([geometry]).locate(scene.image, 0.0)
     pose = BoardLocator([geometry]).locate(frame, 0.0)
     assert set(pose.markers_seen) == geometry.marker_ids
+    assert pose.markers_bled and set(pose.markers_bled) <= geometry.marker_ids
+    assert clean.markers_bled == ()
     centres = np.array([cell.center for cell in geometry.cells])
     assert np.abs(pose.to_image(centres) - clean.to_image(centres)).max() < 1.0
 
@@ -581,3 +576,4 @@ def test_a_tracked_board_keeps_its_markers_when_the_paper_starts_to_bleed():
         tracked = locator.locate(scene.image, 0.1 * k)
     pose = locator.locate(bled(scene.image, 1.5, 1.5), 0.3)
     assert set(pose.markers_seen) == set(tracked.markers_seen) == geometry.marker_ids
+    assert pose.markers_bled and not tracked.markers_bled

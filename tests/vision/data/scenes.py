@@ -242,3 +242,11 @@ def cover_markers(frame: np.ndarray, view: View, geometry: BoardGeometry, ids) -
         grown = Marker(marker.id, marker.center, marker.size * 1.6, marker.rotation_deg)
         out = cover(out, view.project(grown.corners()))
     return out
+
+
+def bled(image: np.ndarray, gain: float, sigma: float) -> np.ndarray:
+    """``image`` over-exposed ``gain`` times and blurred by ``sigma`` px in linear light, then
+    encoded with a camera's gamma curve: the bright paper bleeds into the markers' black."""
+    light = (image.astype(np.float64) / 255.0) ** 2.2 * gain
+    light = cv2.GaussianBlur(light, (0, 0), sigma)
+    return np.round(255.0 * np.clip(light, 0.0, 1.0) ** (1 / 2.2)).astype(np.uint8)
