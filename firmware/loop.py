@@ -24,7 +24,8 @@ systemd unit powers the Pi off). Once the board is calibrated the loop asks the 
 its exposure and white balance (``camera.lock_exposure()``, when the camera has it).
 
 While the mat's markers look smaller than ``vision.locate.RELIABLE_MARKER_PX``, the status line
-of every screen says that the camera is too far (unless the camera has something to say).
+of every screen says that the camera is too far (unless the camera has something to say); while
+some are read only in linear light (``BoardPose.markers_bled``), that the mat is too bright.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import numpy as np
 from engine import AMBIGUOUS, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, Outcome, Referee, Verdict
 from engine.referee import describe
 from vision.decode import decode
-from vision.locate import TOO_FAR
+from vision.locate import OVER_EXPOSED, TOO_FAR
 from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipeline
 
 from . import screens
@@ -217,6 +218,8 @@ class RefereeLoop:
         result = self.vision.process(frame, t)
         if not self.status and result.pose is not None and result.pose.too_far:
             self.status = TOO_FAR
+        elif not self.status and result.pose is not None and result.pose.markers_bled:
+            self.status = OVER_EXPOSED
         self._on_frame(frame, result)
         for event in self.events():
             self.event(event)

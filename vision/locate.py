@@ -46,6 +46,9 @@ RELIABLE_MARKER_PX = 20.0
 #: board" screen says when the board is lost after it was seen that small.
 TOO_FAR = "camera too far: move in"
 TOO_FAR_HINT = "Camera too far: bring it closer so the markers look bigger"
+#: What the OLED's status line says while markers are read only in linear light (the paper's
+#: light bled into their black: over-exposed, or a lamp's glare on the mat)
+OVER_EXPOSED = "mat too bright: dim lamp"
 
 #: What to tell the players, per reason (short enough for the OLED's "no board" screen).
 HINTS = {

@@ -20,6 +20,7 @@ from firmware.journal import CURRENT, Journal
 from firmware.loop import Phase, RefereeLoop
 from firmware.scenario import scripted_game
 from firmware.simulator import SimulatedTable
+from tests.vision.data.scenes import bled
 from vision.synth import Domain, render_scene
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,6 +124,33 @@ def test_a_camera_too_far_is_told_on_the_screen(tmp_path):
         texts.append(display.screen.text)
     assert "camera too far" in texts[3]
     assert "NO BOARD" in texts[-1] and "Camera too far" in texts[-1]
+
+
+def test_a_mat_too_bright_is_told_on_the_screen(tmp_path):
+    """While the markers are read only in linear light (the paper's light bled into them), the
+    status line says the mat is too bright; on the same frames without the bleed it does not."""
+    far = Domain(name="far", zoom=(1.8, 1.8))
+    clean = render_scene("spectrangle", {}, 1, hand=False, effects=False, domain=far).image
+    texts = {}
+    for name, frame in (("clean", clean), ("bled", bled(clean, 1.5, 1.5))):
+        folder = tmp_path / name
+        folder.mkdir()
+        for i in range(4):
+            cv2.imwrite(str(folder / f"{i:02d}.png"), frame)
+        display = _display()
+        loop = RefereeLoop(
+            ImageFolder(folder, fps=2.0),
+            display,
+            game="spectrangle",
+            journal_dir=tmp_path / name / "j",
+            records_dir=tmp_path / name / "records",
+        )
+        texts[name] = []
+        for _ in range(4):
+            loop.step()
+            texts[name].append(display.screen.text)
+    assert not any("mat too bright" in t for t in texts["clean"])
+    assert all("mat too bright" in t for t in texts["bled"][1:])
 
 
 def test_kill_minus_nine_loses_no_accepted_move(tmp_path):
