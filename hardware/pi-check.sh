@@ -81,6 +81,10 @@ mount_root() {
         mount --bind "/$dir" "$root/$dir"
         mounted+=("$root/$dir")
     done
+    # the host's CPUs (x86) read as arm64 ones crash onnxruntime's CPU probe (cpuinfo) under
+    # emulation; with none listed it only warns, as on a system without /sys
+    mount -t tmpfs none "$root/sys/devices/system/cpu"
+    mounted+=("$root/sys/devices/system/cpu")
     cp /etc/resolv.conf "$root/etc/resolv.conf"
     # the host's own certificate authorities (an intercepting proxy's) for pip's HTTPS
     if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then

@@ -1,7 +1,7 @@
 """What a patch means: a fitted model over the patches of :mod:`vision.sampling`.
 
 A model is data, in ``vision/models/``: ``NAME.onnx`` (a small convolutional network, run with
-OpenCV's ``cv2.dnn``: no other runtime on the Pi; two outputs, ``logits`` and ``embedding``, its
+onnxruntime on one thread (:class:`Network`); two outputs, ``logits`` and ``embedding``, its
 last hidden layer, which :mod:`vision.adapt` compares with what this table has shown) and
 ``NAME.json`` (the games it reads, its classes, the :class:`~vision.sampling.PatchSpec` it was
 fitted with, the *foreign* and change thresholds, the adaptation's bounds and how it was
@@ -25,8 +25,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
+import onnxruntime
 
 from .adapt import Adaptation
 from .models import MODELS_DIR
@@ -116,9 +116,9 @@ class CellModel:
             meta_path=path,
         )
 
-    def network(self) -> cv2.dnn.Net:
-        """A new OpenCV network of this model (one per thread: a net is not thread-safe)."""
-        return _network(self.onnx)
+    def network(self) -> Network:
+        """A new runnable copy of this model's network (one per reader)."""
+        return Network(self.onnx)
 
     def frame_context(self, patches: np.ndarray) -> np.ndarray:
         """The frame context of all the targets' ``patches`` of one frame (empty when the
@@ -130,7 +130,7 @@ class CellModel:
     def forward(
         self,
         patches: np.ndarray,
-        net: cv2.dnn.Net | None = None,
+        net: Network | None = None,
         context: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Logits (N x K float64) and embeddings (N x D float64) of patches (N x C x px x px).
@@ -159,17 +159,17 @@ class CellModel:
         return logits, embedding
 
     def _pass(
-        self, patches: np.ndarray, net: cv2.dnn.Net, ctx: np.ndarray | None
+        self, patches: np.ndarray, net: Network, ctx: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """One pass of the network over ``patches`` with the context ``ctx`` (one row, or one
         row per patch; None: the network takes none)."""
         n = len(patches)
-        net.setInput(np.ascontiguousarray(patches, dtype=np.float32), INPUTS[0])
+        rows = None
         if ctx is not None:
             rows = np.broadcast_to(ctx.astype(np.float32), (n, ctx.shape[-1]))
             # N x K x 1 x 1: OpenCV 4's importer cannot concatenate a 2-D input (fit.network)
-            net.setInput(np.ascontiguousarray(rows).reshape(n, -1, 1, 1), INPUTS[1])
-        logits, embedding = net.forward(list(OUTPUTS))
+            rows = np.ascontiguousarray(rows).reshape(n, -1, 1, 1)
+        logits, embedding = net.run(np.ascontiguousarray(patches, dtype=np.float32), rows)
         return (
             logits.astype(np.float64).reshape(n, -1),
             embedding.astype(np.float64).reshape(n, -1),
@@ -178,7 +178,7 @@ class CellModel:
     def predict_proba(
         self,
         patches: np.ndarray,
-        net: cv2.dnn.Net | None = None,
+        net: Network | None = None,
         context: np.ndarray | None = None,
     ) -> np.ndarray:
         """Class probabilities (N x K float64) of patches (N x C x px x px float32)."""
@@ -206,8 +206,32 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _network(onnx: bytes) -> cv2.dnn.Net:
-    return cv2.dnn.readNetFromONNX(np.frombuffer(onnx, dtype=np.uint8))
+class Network:
+    """A model's network, ready to run: an onnxruntime session on one thread (as the speed
+    targets count, and as OpenCV runs the rest of a frame), one per reader."""
+
+    def __init__(self, onnx: bytes) -> None:
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only
+        try:
+            self._session = onnxruntime.InferenceSession(
+                onnx, options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own types for bad files
+            raise ModelError(f"cannot load the network: {exc}") from None
+
+    def run(
+        self, patches: np.ndarray, context: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The outputs ``logits`` and ``embedding`` of ``patches`` (float32 N x C x px x px)
+        and, for a network that takes one, their ``context`` rows (N x K x 1 x 1)."""
+        feeds = {INPUTS[0]: patches}
+        if context is not None:
+            feeds[INPUTS[1]] = context
+        logits, embedding = self._session.run(list(OUTPUTS), feeds)
+        return logits, embedding
 
 
 @cache

@@ -1,7 +1,7 @@
 """Fit a recipe's model: a small convolutional network over patches, exported to ONNX.
 
 The network is deliberately small (three 3x3 convolutions, a hidden layer): it runs on a Pi
-through ``cv2.dnn`` in a few milliseconds for a whole board. Training adds what the renderer may
+through onnxruntime in a few milliseconds for a whole board. Training adds what the renderer may
 still miss: every turn of a square patch (a mirror for edge patches), per-channel gains, gamma,
 offsets and noise. So the referee reads a doubtful patch in those views too and averages them
 (the model file's ``views``, :func:`view_level`).
@@ -476,7 +476,7 @@ def refit_threshold(
 
 def fit_reading(path: Path, valid: Patches) -> Thresholds:
     """Fit how the model of ``path`` reads, on the validation patches ``valid``, its network
-    run as the referee runs it (``cv2.dnn``): first which targets it reads in every view
+    run as the referee runs it (onnxruntime): first which targets it reads in every view
     (:func:`view_level`, from its probabilities in one view), then its foreign thresholds
     (:func:`foreign_thresholds`) with those views. Both, and the validation figures, are
     written to the model file."""
