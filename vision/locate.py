@@ -488,9 +488,14 @@ def _box(points: np.ndarray, grow: float, shape: tuple[int, ...]) -> tuple[int, 
     return int(x0), int(y0), int(x1), int(y1)
 
 
+def _sides(quads: np.ndarray) -> np.ndarray:
+    """Side lengths (px, N x 4) of Nx4x2 marker quads."""
+    return np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2)
+
+
 def _side(quads: np.ndarray) -> float:
     """Median side length (px) of Nx4x2 marker quads."""
-    return float(np.median(np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2)))
+    return float(np.median(_sides(quads)))
 
 
 def _dictionary(name: str) -> cv2.aruco.Dictionary:
@@ -753,7 +758,7 @@ class BoardLocator:
         # every marker's quad and side at once (one projection, not one per marker)
         quads = _apply(homography, np.concatenate([places[i] for i in ids]))
         quads = (quads if lens is None else lens.distort(quads)).reshape(-1, 4, 2)
-        sides = np.median(np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2), axis=1)
+        sides = np.median(_sides(quads), axis=1)
         for i, quad, side in zip(ids, quads, sides.tolist(), strict=True):
             scale = min(self.MAX_UPSCALE, self.MODULE_PX * self._modules[name] / side)
             x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
