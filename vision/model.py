@@ -61,8 +61,8 @@ class CellModel:
     #: a frame any of whose targets' ``foreign`` probability reaches this is occluded (fitted on
     #: validation, :func:`vision.train.fit.foreign_thresholds`)
     foreign_threshold: float
-    #: in an occluded frame, the targets whose ``foreign`` probability reaches this are hidden
-    #: (left out of the observation); at most ``foreign_threshold``
+    #: in an occluded frame, the cells whose ``foreign`` probability reaches this are hidden
+    #: (left out of the observation); above ``foreign_threshold``, fewer cells than flag it
     hide_threshold: float
     #: a target whose change score (:mod:`vision.change`) reaches this has changed since the
     #: last accepted frame; None: every target is classified every time

@@ -163,7 +163,7 @@ def test_after_calibration_only_changed_cells_are_judged_again(game):
     assert len(reader._changed(reader.sampler.sample(dim, pose))) == len(reader.sampler.targets)
 
 
-def test_a_frame_is_occluded_from_the_flag_threshold_and_then_hides_from_the_lower_one():
+def test_a_frame_is_occluded_from_the_flag_threshold_and_hides_from_the_hide_threshold():
     from dataclasses import replace
 
     game = "blokus"
@@ -190,6 +190,10 @@ def test_a_frame_is_occluded_from_the_flag_threshold_and_then_hides_from_the_low
     assert flagged.occluded and flagged.partial
     left_out = {n for n, f in zip(names, foreign, strict=True) if f >= hide}
     assert set(names) - set(flagged.cells) == left_out and len(left_out) >= 6
+    # the hide threshold may lie above the flag: the frame is occluded (not judged), and only
+    # the cells from the hide threshold on are left out, here none
+    above = read(hide, float(np.nextafter(top, np.inf)))
+    assert above.occluded and not above.partial and len(above.cells) == len(names)
 
 
 def test_a_spectrangle_tile_is_never_read_twice():

@@ -119,12 +119,15 @@ class FittedReader(Reader):
     def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
         names, contents, probs, foreign = self.cell_probabilities(self.predict(frame, pose))
         hidden: list[str] = []
-        if foreign.max(initial=0.0) >= self.model.foreign_threshold:
-            limit = min(self.model.hide_threshold, self.model.foreign_threshold)
+        occluded = foreign.max(initial=0.0) >= self.model.foreign_threshold
+        if occluded:
+            limit = self.model.hide_threshold
             hidden = [n for n, f in zip(names, foreign, strict=True) if f >= limit]
         shown = ~np.isin(names, hidden)
         best = self.best_contents(probs, shown)
-        return observation(self.game, names, contents, probs, hidden, best=best)
+        return observation(
+            self.game, names, contents, probs, hidden, occluded=bool(occluded), best=best
+        )
 
     def best_contents(self, probs: np.ndarray, shown: np.ndarray) -> np.ndarray:
         """The column of each cell's reported content in ``probs`` (cells x contents; ``shown``:

@@ -25,15 +25,17 @@ JITTER = (0.4, 0.3)
 @dataclass(frozen=True)
 class Patches:
     """Patches (N x C x px x px, float16), their class indices (N), the class each would have
-    without the hand (``under``: what a reader must not misreport), the scene of each, and its
+    without the hand (``under``: what a reader must not misreport), the scene of each, its
     scene's frame context (N x K float16, :func:`~vision.model.frame_context`; K is 0 for a
-    recipe without one)."""
+    recipe without one) and the cell of each (its index among the board's cells: a
+    Spectrangle cell has three targets)."""
 
     x: np.ndarray
     y: np.ndarray
     under: np.ndarray
     scene: np.ndarray
     context: np.ndarray
+    cell: np.ndarray
 
     @classmethod
     def concat(cls, parts: Sequence[Patches]) -> Patches:
@@ -44,6 +46,7 @@ class Patches:
             np.concatenate([p.under for p in parts]),
             np.concatenate([p.scene for p in parts]),
             np.concatenate([p.context for p in parts]),
+            np.concatenate([p.cell for p in parts]),
         )
 
 
@@ -94,6 +97,7 @@ def labelled_patches(
             np.zeros((0, spec.channels, spec.px, spec.px), np.float16),
             *[np.zeros(0, int)] * 3,
             np.zeros((0, spec.channels * len(quantiles)), np.float16),
+            np.zeros(0, int),
         )
     read = reader_class(recipe["reader"])
     under = np.array(
@@ -102,12 +106,14 @@ def labelled_patches(
     hidden = np.array([t.cell in scene.hidden for t in sampler.targets], dtype=bool)
     y = np.where(hidden, classes.index(FOREIGN), under)
     context = frame_context(x, quantiles) if quantiles else np.zeros(0)
+    cell_index = {c.name: i for i, c in enumerate(geometry.cells)}
     return Patches(
         x.astype(np.float16),
         y,
         under,
         np.full(len(y), index),
         np.repeat(context[None, :].astype(np.float16), len(y), axis=0),
+        np.array([cell_index[t.cell] for t in sampler.targets], dtype=int),
     )
 
 

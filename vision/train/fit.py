@@ -256,8 +256,8 @@ class SceneReads:
 @dataclass(frozen=True)
 class Thresholds:
     """A model's two foreign thresholds: a frame is flagged (occluded) when any target's
-    foreign probability reaches ``flag``; the targets of a flagged frame from ``hide`` on
-    (never above ``flag``) are left out of its observation."""
+    foreign probability reaches ``flag``; the cells of a flagged frame from ``hide`` on are
+    left out of its observation (above ``flag``, a flagged frame may show every cell)."""
 
     flag: float
     hide: float
@@ -271,9 +271,15 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     where a scene with a hand missed costs :data:`~vision.decode.WRONG_COST` (a false verdict,
     as in the decoder's fit) and a clear scene flagged costs 1 (the referee waits).
 
-    ``hide``: of :data:`THRESHOLDS` up to ``flag``, the middle of those that report fewest
-    targets wrongly in the flagged scenes with a hand: a target under the hand shown as
-    something it is not, or a target in view left out."""
+    ``hide``: of :data:`THRESHOLDS`, the middle of those that report fewest targets wrongly
+    in the scenes with a hand flagged at ``flag``: a target under the hand shown as something
+    it is not, or a target in view left out. Whether a hand is there and which cells it hides
+    are two questions: a frame flagged is not judged, and how many of its cells it shows is
+    its own trade.
+
+    Both judge a cell as the reader does: by the largest foreign probability of its targets
+    (:func:`cell_foreign`)."""
+    probs = cell_foreign(probs, valid, foreign)
     pf = probs[:, foreign]
     costs = np.array(
         [
@@ -288,11 +294,24 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     under_hand = valid.y == foreign
     shown = _shown(probs, foreign)
     misread = under_hand & (shown != valid.under)
-    candidates = THRESHOLDS[: np.searchsorted(THRESHOLDS, flag, side="right")]
     errors = np.array(
-        [np.sum(judged & np.where(pf >= t, ~under_hand, misread)) for t in candidates]
+        [np.sum(judged & np.where(pf >= t, ~under_hand, misread)) for t in THRESHOLDS]
     )
-    return Thresholds(flag, _middle(candidates[errors == errors.min()]))
+    return Thresholds(flag, _middle(THRESHOLDS[errors == errors.min()]))
+
+
+def cell_foreign(probs: np.ndarray, valid: Patches, foreign: int) -> np.ndarray:
+    """``probs`` with each target's foreign probability raised to the largest of its cell's
+    targets (in its scene): the reader hides a cell whole, a Spectrangle cell when any of its
+    three edges looks foreign (:meth:`~vision.readers.fitted.FittedReader.read`), so the
+    thresholds are fitted on what it hides. A square game's targets are its cells."""
+    _, owner = np.unique(np.stack([valid.scene, valid.cell], axis=1), axis=0, return_inverse=True)
+    owner = owner.ravel()
+    largest = np.zeros(owner.max(initial=-1) + 1)
+    np.maximum.at(largest, owner, probs[:, foreign])
+    out = probs.copy()
+    out[:, foreign] = largest[owner]
+    return out
 
 
 def _shown(probs: np.ndarray, foreign: int) -> np.ndarray:
@@ -311,7 +330,8 @@ def validation_figures(
 ) -> dict[str, Any]:
     """How the validation split is read at ``thresholds``: targets of clear cells read right,
     targets under a hand hidden in the flagged scenes, and whole scenes read right and clear
-    scenes flagged (:class:`SceneReads`)."""
+    scenes flagged (:class:`SceneReads`), cells judged whole (:func:`cell_foreign`)."""
+    probs = cell_foreign(probs, valid, foreign)
     shown = _shown(probs, foreign)
     clear = valid.y != foreign
     reads = SceneReads.at(probs, valid, foreign, thresholds.flag)
