@@ -216,10 +216,16 @@ def test_fitting_the_adaptation_again_keeps_the_model_file_s_format(tmp_path):
     from vision.train.cli import recipes
     from vision.train.fit import refit_adaptation
 
-    model = model_for("blokus")
-    for suffix in (".json", ".onnx"):
-        shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"blokus{suffix}")
-    path = refit_adaptation("blokus", recipes()["blokus"], tmp_path, seed=3, workers=1, games=1)
+    # a file of format 2 (a network without a context, as such files were written)
+    source = model_for("gobsmacked")
+    assert not source.context
+    shutil.copy(source.meta_path.with_suffix(".onnx"), tmp_path / "gobsmacked.onnx")
+    meta = {**source.meta, "format": 2}
+    (tmp_path / "gobsmacked.json").write_text(json.dumps(meta), encoding="utf-8")
+    model = CellModel.load(tmp_path / "gobsmacked.json")
+    path = refit_adaptation(
+        "gobsmacked", recipes()["gobsmacked"], tmp_path, seed=3, workers=1, games=1
+    )
     again = CellModel.load(path)
     assert again.meta["format"] == model.meta["format"] == 2  # no context: not format 3
     assert again.onnx == model.onnx and again.meta["trained"]["adapt_games"] == 1
