@@ -58,11 +58,12 @@ class CellModel:
     games: tuple[str, ...]
     classes: tuple[str, ...]
     spec: PatchSpec
-    #: a frame any of whose targets' ``foreign`` probability reaches this is occluded (fitted on
+    #: a frame any of whose cells' ``foreign`` probability reaches this is occluded (fitted on
     #: validation, :func:`vision.train.fit.foreign_thresholds`)
     foreign_threshold: float
     #: in an occluded frame, the cells whose ``foreign`` probability reaches this are hidden
-    #: (left out of the observation); above ``foreign_threshold``, fewer cells than flag it
+    #: (left out of the observation); it may lie above ``foreign_threshold`` (a flagged frame
+    #: then leaves out only the cells from it on, maybe none)
     hide_threshold: float
     #: a target whose change score (:mod:`vision.change`) reaches this has changed since the
     #: last accepted frame; None: every target is classified every time

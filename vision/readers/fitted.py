@@ -121,8 +121,8 @@ class FittedReader(Reader):
         hidden: list[str] = []
         occluded = foreign.max(initial=0.0) >= self.model.foreign_threshold
         if occluded:
-            limit = self.model.hide_threshold
-            hidden = [n for n, f in zip(names, foreign, strict=True) if f >= limit]
+            hide = self.model.hide_threshold
+            hidden = [n for n, f in zip(names, foreign, strict=True) if f >= hide]
         shown = ~np.isin(names, hidden)
         best = self.best_contents(probs, shown)
         return observation(
