@@ -18,6 +18,8 @@ tracking to lean on) and the game's reader, on one OpenCV thread.
   photos' rule (:func:`hand_scene_right`): the fraction of the clear scenes read entirely right,
   the clear scenes reported ``occluded`` or ``partial`` (a referee that would wait forever), and
   the hand scenes flagged (the referee waits) or read right on every cell, of ``hand_scenes``.
+- ``clear_by_light`` (rendered splits): the clear scenes by the light's conditions that wash
+  pieces towards white (:func:`light_conditions`), each with how many were read entirely right.
 - ``false_settled``: hand scenes that the full pipeline (settle filter + reader) reported as a
   settled board, although the hand stayed (perfectly still) over it for 1.5 s at 10 fps after
   the clear board had settled.
@@ -47,7 +49,8 @@ import statistics
 import sys
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -96,9 +99,16 @@ class VisionBench:
     hand_flagged: int = 0
     #: (scene index, what went wrong) of every scene not read entirely right
     failures: tuple[tuple[int, str], ...] = ()
+    #: rendered splits: per light condition (:func:`light_conditions`), the clear scenes read
+    #: entirely right and the clear scenes of that condition
+    clear_by_light: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, float | int]:
+    def to_json(self) -> dict[str, Any]:
         """The per-game object of ``referee bench vision --json``."""
+        light = {
+            name: {"right": right, "scenes": scenes}
+            for name, (right, scenes) in sorted(self.clear_by_light.items())
+        }
         return {
             "scenes": self.scenes,
             "cell_accuracy": round(self.cell_accuracy, 6),
@@ -116,7 +126,29 @@ class VisionBench:
             "clear_boards": round(self.clear_boards, 6),
             "clear_flagged": self.clear_flagged,
             "hand_flagged": self.hand_flagged,
+            **({"clear_by_light": light} if light else {}),
         }
+
+
+#: The light conditions :func:`light_conditions` tells apart.
+LIGHT_CONDITIONS = ("broad_glare", "path_to_white", "plain")
+
+
+def light_conditions(scene: Scene) -> tuple[str, ...]:
+    """The conditions of a rendered scene's light that wash its pieces towards white:
+    ``broad_glare`` (a broad reflection, a window or the sky, on glossy pieces:
+    ``Domain.broad_glare``), ``path_to_white`` (the camera's rendering desaturates bright
+    colours: ``Domain.desaturate_chance``); ``("plain",)`` for neither (every corpus scene)."""
+    response = scene.params.get("response") or {}
+    found = tuple(
+        name
+        for name, on in (
+            ("broad_glare", bool(scene.params.get("broad_glare", False))),
+            ("path_to_white", float(response.get("desaturate", 0.0)) > 0.0),
+        )
+        if on
+    )
+    return found or ("plain",)
 
 
 def hand_edge(geometry: BoardGeometry, hidden: Collection[str]) -> set[str]:
@@ -351,6 +383,8 @@ def bench_game(
     right = total = boards_right = false_settled = not_found = hands = 0
     markers_found = markers_visible = 0
     clear_scenes = clear_right = clear_flagged = hand_flagged = 0
+    light_seen = dict.fromkeys(LIGHT_CONDITIONS, 0)
+    light_right = dict.fromkeys(LIGHT_CONDITIONS, 0)
     frame_ms: list[float] = []
     first_ms: list[float] = []
     warp_ms: list[float] = []
@@ -366,6 +400,8 @@ def bench_game(
         in_view = visible_markers(scene)
         markers_visible += len(in_view)
         clear_scenes += not scene.occluded
+        for name in () if scene.occluded else light_conditions(scene):
+            light_seen[name] += 1
         try:
             timed = timed_read(scene.image, geometry, reader)
         except BoardNotFound as exc:
@@ -391,6 +427,8 @@ def bench_game(
         if not scene.occluded:
             clear_right += not errors
             clear_flagged += obs.occluded or obs.partial
+            for name in light_conditions(scene):
+                light_right[name] += not errors
         if scene.occluded:
             hands += 1
             hand_flagged += hand_scene_right(truth, scene.hidden, obs)
@@ -417,6 +455,7 @@ def bench_game(
         clear_boards=clear_right / clear_scenes if clear_scenes else float("nan"),
         clear_flagged=clear_flagged,
         hand_flagged=hand_flagged,
+        clear_by_light={n: (light_right[n], light_seen[n]) for n in LIGHT_CONDITIONS},
     )
 
 

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from engine import Observation, new_game
-from vision.bench import bench_game, board_errors, hand_scene_right
+from vision.bench import (
+    LIGHT_CONDITIONS,
+    bench_game,
+    board_errors,
+    corpus_scene,
+    hand_scene_right,
+    light_conditions,
+)
 from vision.geometry import load_geometry
+from vision.synth import Domain, render_scene
 
 GEOMETRY = load_geometry("gobblet")
 EMPTY = dict.fromkeys(GEOMETRY.cell_names)
@@ -56,3 +68,32 @@ def test_the_rendered_bench_reports_the_targets_by_the_photos_rule():
     assert 0 <= r.hand_flagged <= 1
     figures = r.to_json()
     assert {"clear_boards", "clear_flagged", "hand_flagged"} <= figures.keys()
+    # the corpus's light is plain: every clear scene counts there, none washed out
+    assert figures["clear_by_light"]["plain"]["scenes"] == 3
+    assert figures["clear_by_light"]["broad_glare"]["scenes"] == 0
+
+
+@pytest.mark.parametrize(
+    ("broad", "white", "expected"),
+    [
+        (1.0, 0.0, ("broad_glare",)),
+        (0.0, 1.0, ("path_to_white",)),
+        (1.0, 1.0, ("broad_glare", "path_to_white")),
+        (0.0, 0.0, ("plain",)),
+    ],
+)
+def test_a_scene_knows_the_light_that_washed_its_pieces_out(broad, white, expected):
+    domain = replace(Domain.HELDOUT, broad_glare=broad, desaturate_chance=white)
+    scene = render_scene("blokus", {}, 7, hand=False, domain=domain)
+    assert light_conditions(scene) == expected
+
+
+def test_the_held_out_bench_counts_every_clear_scene_by_its_light():
+    r = bench_game("blokus-duo", 6, 2026, split="heldout")
+    light = r.to_json()["clear_by_light"]
+    scenes = [corpus_scene("blokus-duo", i, 2026, split="heldout") for i in range(6)]
+    for name in LIGHT_CONDITIONS:
+        clear = [s for s in scenes if not s.occluded and name in light_conditions(s)]
+        assert light[name]["scenes"] == len(clear)
+        assert 0 <= light[name]["right"] <= len(clear)
+    assert sum(v["scenes"] for v in light.values()) >= r.scenes - r.hand_scenes

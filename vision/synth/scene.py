@@ -191,6 +191,7 @@ def render_scene(
         look=look.__dict__ if effects else None,
         domain=domain.name,
         response=vary.response.__dict__ if effects and vary is not None else None,
+        broad_glare=vary is not None and vary.broad_glare,
         board_shift=tuple(board_shift),
     )
     return Scene(

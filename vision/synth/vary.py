@@ -89,6 +89,9 @@ class Variation:
     bevel: float
     glare: float
     shininess: float
+    #: the glare is a broad reflection (``Domain.broad_glare``: a window or the sky on glossy
+    #: pieces), its Phong exponent drawn from ``broad_shininess``
+    broad_glare: bool
     haze: float
     shadow_dark: float
     shadow_soft: float
@@ -146,11 +149,12 @@ class Variation:
                     rng.uniform(
                         *(
                             domain.broad_shininess
-                            if rng.random() < domain.broad_glare
+                            if (broad := bool(rng.random() < domain.broad_glare))
                             else domain.shininess
                         )
                     )
                 ),
+                broad_glare=broad,
                 haze=float(rng.uniform(*domain.haze)),
                 shadow_dark=float(rng.uniform(*domain.shadow_dark)),
                 shadow_soft=float(rng.uniform(*domain.shadow_soft)),
