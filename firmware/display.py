@@ -26,6 +26,8 @@ from typing import Any
 from luma.core.error import Error as LumaError
 from PIL import Image
 
+from vision.native import import_uninterrupted
+
 from .config import DisplayConfig
 from .screens import HEIGHT, WIDTH, Screen, inverted
 
@@ -91,7 +93,8 @@ def _i2c(config: DisplayConfig) -> Any:
 def _emulator(config: DisplayConfig) -> Any:
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # luma.emulator imports pygame
     try:
-        from luma.emulator.device import capture, gifanim
+        import_uninterrupted("pygame")  # its native modules, which the emulator's devices use
+        emulator = import_uninterrupted("luma.emulator.device")
     except ImportError:
         raise DisplayError(
             f"display driver {config.driver!r} needs luma.emulator: pip install luma.emulator"
@@ -106,8 +109,10 @@ def _emulator(config: DisplayConfig) -> Any:
         "scale": config.scale,
     }
     if config.driver == "capture":
-        return capture(file_template=str(config.output / CAPTURE_FILES), **options)
-    return gifanim(filename=str(config.output / GIF_FILE), duration=config.frame_seconds, **options)
+        return emulator.capture(file_template=str(config.output / CAPTURE_FILES), **options)
+    return emulator.gifanim(
+        filename=str(config.output / GIF_FILE), duration=config.frame_seconds, **options
+    )
 
 
 def _same(a: Screen, b: Screen) -> bool:

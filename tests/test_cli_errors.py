@@ -187,7 +187,9 @@ def test_ctrl_c_in_the_demo_is_one_line_and_exit_130(tmp_path):
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    assert demo.stdout.readline().startswith("== gobblet ==")  # playing now
+    assert demo.stdout.readline().startswith("== gobblet ==")
+    for _ in range(3):  # the referee's first verdicts: its models loaded, playing now
+        assert demo.stdout.readline().strip()
     demo.send_signal(signal.SIGINT)
     _, err = demo.communicate(timeout=60)
     assert demo.returncode == 130

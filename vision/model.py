@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime
 
 from .adapt import Adaptation
 from .models import MODELS_DIR
+from .native import import_uninterrupted
 from .sampling import PatchSpec
+
+onnxruntime = import_uninterrupted("onnxruntime")
 
 FOREIGN = "foreign"
 EMPTY = "empty"
