@@ -96,9 +96,11 @@ def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():
 def test_a_scene_whose_board_is_not_found_gives_no_patches():
     scene = render_scene("gobblet", {}, 3, hand=False)
     blank = replace(scene, image=np.full_like(scene.image, 128))
-    empty = labelled_patches(recipes()["gobblet"], blank, np.random.default_rng(0))
+    recipe = recipes()["gobblet"]
+    empty = labelled_patches(recipe, blank, np.random.default_rng(0))
     assert len(empty.y) == len(empty.under) == len(empty.scene) == len(empty.x) == 0
-    assert empty.x.shape[1:] == (6, 24, 24)
+    px = recipe["patch"]["px"]
+    assert empty.x.shape[1:] == (3 * len(recipe["patch"]["heights_mm"]), px, px)
 
 
 def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
