@@ -218,8 +218,8 @@ class Network:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only
-        # no memory arena: it kept the peak of the largest batch (Gobblet's doubtful patches in
-        # every view at 40 px), 19 MB more resident in the loop, for no speed
+        # no memory arena: it keeps the peak of the largest batch (doubtful patches read in every
+        # view), 19 MB resident in the loop with a 40 px Gobblet network, for no speed
         options.enable_cpu_mem_arena = False
         try:
             self._session = onnxruntime.InferenceSession(
