@@ -400,7 +400,8 @@ def bench_game(
         in_view = visible_markers(scene)
         markers_visible += len(in_view)
         clear_scenes += not scene.occluded
-        for name in () if scene.occluded else light_conditions(scene):
+        light = () if scene.occluded else light_conditions(scene)
+        for name in light:
             light_seen[name] += 1
         try:
             timed = timed_read(scene.image, geometry, reader)
@@ -427,7 +428,7 @@ def bench_game(
         if not scene.occluded:
             clear_right += not errors
             clear_flagged += obs.occluded or obs.partial
-            for name in light_conditions(scene):
+            for name in light:
                 light_right[name] += not errors
         if scene.occluded:
             hands += 1
