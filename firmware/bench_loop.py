@@ -115,7 +115,8 @@ def cmd_bench_loop(args: argparse.Namespace) -> int:
     """Entry point of ``referee bench loop``."""
     game = args.game or "gobblet"
     latencies, frame_ms = measure_latency(game)
-    rss = None if args.no_memory else run_peak_mb(game)
+    extra = [] if args.models is None else ["--models", args.models]
+    rss = None if args.no_memory else run_peak_mb(game, extra)
     result = LoopBench(
         game,
         len(latencies),

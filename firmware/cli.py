@@ -87,6 +87,9 @@ def _unreadable(file: str, numbers: list[int]) -> str:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark and print its figures (``--json``: one JSON object)."""
+    if args.models is not None and args.target not in ("vision", "table", "loop"):
+        print("referee: --models is for the vision, table and loop benchmarks", file=sys.stderr)
+        return 2
     if args.target == "engine":
         from engine.bench import BENCH_GAMES, bench_game
 
@@ -130,6 +133,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return cmd_bench_table(args)
     print(f"referee: unknown benchmark {args.target!r}", file=sys.stderr)
     return 2
+
+
+def _use_models(folder: str) -> bool:
+    """Read with the models of ``folder`` (``--models``); False, said in one line, if it is no
+    folder."""
+    from vision.models import use_models
+
+    try:
+        use_models(folder)
+    except NotADirectoryError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def _zoom(text: str) -> tuple[float, float]:
@@ -195,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("image")
     p.add_argument("--game", choices=list(GAMES), help="default: recognised from the markers")
     p.add_argument("--json", action="store_true", help="exactly the observation format")
+    p.add_argument(
+        "--models", metavar="DIR", help="read with the model files in DIR (default: committed)"
+    )
     p.set_defaults(func=_lazy("vision.read", "cmd_read"))
 
     p = sub.add_parser("mat", help="write a game's printable mat (1:1 scale) or sticker template")
@@ -207,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", choices=list(GAMES), help="default: [game] default in the config")
     p.add_argument("--config", help="TOML file merged over firmware/default_config.toml")
     p.add_argument("--fps", type=_positive, default=10.0, help="frames judged per second")
+    p.add_argument(
+        "--models", metavar="DIR", help="read with the model files in DIR (default: committed)"
+    )
     laptop = p.add_mutually_exclusive_group()
     laptop.add_argument(
         "--simulate",
@@ -289,6 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="camera LO to HI times the closest distance that keeps the mat in view "
         "(vision; default: the corpus's 1.0,1.15)",
     )
+    p.add_argument(
+        "--models",
+        metavar="DIR",
+        help="read with the model files in DIR (a `referee train --out DIR`) instead of the "
+        "committed ones (vision, table, loop)",
+    )
     p.add_argument("--no-memory", action="store_true", help="skip the memory runs (loop, web)")
     p.add_argument("--clients", type=int, default=20, help="viewers on the live page (web)")
     p.add_argument("--stalled", type=int, default=5, help="of them, never reading (web)")
@@ -305,9 +333,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _is_model_error(exc: Exception) -> bool:
+    """Whether ``exc`` is a model file's error (checked only once one was raised: the vision
+    package is not imported for commands that never read a board)."""
+    if "vision.models" not in sys.modules:
+        return False
+    from vision.models import ModelFileError
+
+    return isinstance(exc, ModelFileError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     args = build_parser().parse_args(argv)
+    if getattr(args, "models", None) is not None and not _use_models(args.models):
+        return 2
     try:
         return args.func(args)
     except BrokenPipeError:  # `referee ... | head`: the reader left before the end
@@ -315,6 +355,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe
         print("referee: output closed before the end (broken pipe)", file=sys.stderr)
         return 1
+    except Exception as exc:  # a missing or unreadable model file: one line, not a traceback
+        if not _is_model_error(exc):
+            raise
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # Ctrl-C in any command that has no stop of its own
         print("referee: stopped", file=sys.stderr)
         return 130

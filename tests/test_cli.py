@@ -132,3 +132,59 @@ def test_mat_writes_a_pdf_and_a_png(tmp_path):
     assert main(["mat", "gobblet", "--out", str(pdf)]) == 0
     assert main(["mat", "blokus", "--out", str(png), "--dpi", "72"]) == 0
     assert pdf.read_bytes().startswith(b"%PDF") and png.read_bytes()[1:4] == b"PNG"
+
+
+@pytest.fixture
+def models_folder(tmp_path, monkeypatch):
+    """A copy of the committed model files, and ``--models`` forgotten after the test."""
+    import shutil
+
+    import vision.models
+
+    monkeypatch.setattr(vision.models, "_chosen", None)
+    folder = tmp_path / "models"
+    skip = shutil.ignore_patterns("*.py", "__pycache__")
+    shutil.copytree(vision.models.MODELS_DIR, folder, ignore=skip)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def gobblet_photo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("read") / "board.png"
+    scene = render_scene("gobblet", {"b2": {"color": "white", "size": 3}}, 5, hand=False)
+    cv2.imwrite(str(path), scene.image)
+    return path
+
+
+def test_read_with_models_reads_with_that_folders_files(models_folder, gobblet_photo, capsys):
+    assert main(["read", str(gobblet_photo), "--json"]) == 0
+    committed = json.loads(capsys.readouterr().out)
+    assert main(["read", str(gobblet_photo), "--json", "--models", str(models_folder)]) == 0
+    assert json.loads(capsys.readouterr().out) == committed  # the same files, the same read
+    # a model whose every target is foreign at any probability: the frame is flagged
+    meta_path = models_folder / "gobblet.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["foreign_threshold"] = meta["hide_threshold"] = 0.0
+    other = models_folder.parent / "flagging"
+    models_folder.rename(other)
+    (other / "gobblet.json").write_text(json.dumps(meta), encoding="utf-8")
+    assert main(["read", str(gobblet_photo), "--json", "--models", str(other)]) == 0
+    flagged = json.loads(capsys.readouterr().out)
+    assert flagged.get("occluded") is True and not committed.get("occluded")
+
+
+@pytest.mark.parametrize("missing", ["folder", "gobblet.json", "gobblet.onnx", "edges.json"])
+def test_read_with_models_missing_a_file_is_one_line_and_exit_2(
+    missing, models_folder, gobblet_photo, capsys
+):
+    folder = models_folder / "nowhere" if missing == "folder" else models_folder
+    if missing != "folder":
+        (models_folder / missing).unlink()
+    assert main(["read", str(gobblet_photo), "--models", str(folder)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("referee: ") and str(folder) in err[0], err
+
+
+def test_bench_models_is_refused_where_no_board_is_read(models_folder, capsys):
+    assert main(["bench", "engine", "--models", str(models_folder)]) == 2
+    assert "--models" in capsys.readouterr().err

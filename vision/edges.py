@@ -21,18 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from .models import MODELS_DIR
+from .models import ModelFileError, models_dir
 
 #: Version of ``edges.json``.
 FORMAT = 1
-#: The file of the fitted model in :data:`MODELS_DIR`.
+#: The file of the fitted model in its folder (:func:`~vision.models.models_dir`).
 EDGES_FILE = "edges.json"
 #: Added to a profile's spread (grey levels) before it scales the profile: a flat profile
 #: (paper only) stays flat instead of showing its noise as steps.
 SPREAD_FLOOR = 4.0
 
 
-class EdgeModelError(RuntimeError):
+class EdgeModelError(ModelFileError):
     """The edge model's file is missing or not of this version."""
 
 
@@ -146,10 +146,15 @@ class EdgeModel:
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
 
 
-@cache
 def edge_model(directory: str | None = None) -> EdgeModel:
-    """The fitted edge model (``vision/models/edges.json`` unless ``directory`` is given)."""
-    path = Path(directory or MODELS_DIR) / EDGES_FILE
+    """The fitted edge model (``edges.json`` of :func:`~vision.models.models_dir` unless
+    ``directory`` is given)."""
+    return _edge_model_in(str(Path(directory) if directory else models_dir()))
+
+
+@cache
+def _edge_model_in(directory: str) -> EdgeModel:
+    path = Path(directory) / EDGES_FILE
     try:
         return EdgeModel.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError) as exc:

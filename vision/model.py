@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .adapt import Adaptation
-from .models import MODELS_DIR
+from .models import ModelFileError, models_dir
 from .native import import_uninterrupted
 from .sampling import PatchSpec
 
@@ -48,7 +48,7 @@ OUTPUTS = ("logits", "embedding")
 INPUTS = ("patches", "context")
 
 
-class ModelError(RuntimeError):
+class ModelError(ModelFileError):
     """A model file is missing or unreadable."""
 
 
@@ -240,10 +240,15 @@ class Network:
         return logits, embedding
 
 
-@cache
 def model_for(game: str, directory: str | None = None) -> CellModel:
-    """The model that reads ``game`` (from ``vision/models/`` unless ``directory`` is given)."""
-    folder = Path(directory) if directory else MODELS_DIR
+    """The model that reads ``game`` (from :func:`~vision.models.models_dir` unless
+    ``directory`` is given)."""
+    return _model_in(game, str(Path(directory) if directory else models_dir()))
+
+
+@cache
+def _model_in(game: str, directory: str) -> CellModel:
+    folder = Path(directory)
     for path in sorted(folder.glob("*.json")):
         try:
             games = json.loads(path.read_text(encoding="utf-8")).get("games", ())

@@ -1,7 +1,33 @@
 """The readers' fitted models: ``NAME.onnx`` + ``NAME.json`` (see :mod:`vision.model`), written
-by ``referee train`` from ``vision/train/recipes.json``."""
+by ``referee train`` from ``vision/train/recipes.json``.
+
+The readers load them from :data:`MODELS_DIR` unless :func:`use_models` chose another folder
+(``referee bench ... --models DIR``, ``referee read --models DIR``: a trial's ``referee train
+--out DIR`` benched through the very commands that bench the committed models)."""
 
 from pathlib import Path
 
 #: The folder of the committed model files.
 MODELS_DIR = Path(__file__).parent
+
+_chosen: Path | None = None
+
+
+class ModelFileError(RuntimeError):
+    """A model file is missing, unreadable or of another version (the readers' and the edge
+    model's errors): the command line reports it in one line."""
+
+
+def models_dir() -> Path:
+    """The folder the readers load their models from."""
+    return _chosen or MODELS_DIR
+
+
+def use_models(folder: str | Path) -> None:
+    """Load every model from ``folder`` from now on (a model it lacks is an error, never a
+    quiet fall-back to the committed one). Raises :class:`NotADirectoryError`."""
+    global _chosen
+    path = Path(folder)
+    if not path.is_dir():
+        raise NotADirectoryError(f"no folder of models {folder}")
+    _chosen = path.resolve()
