@@ -12,6 +12,7 @@ from pathlib import Path
 
 from engine import GAMES, Event, FormatError, Referee, game_class
 from engine.referee import describe
+from vision.models import ModelFileError
 
 
 def cmd_games(args: argparse.Namespace) -> int:
@@ -333,16 +334,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _is_model_error(exc: Exception) -> bool:
-    """Whether ``exc`` is a model file's error (checked only once one was raised: the vision
-    package is not imported for commands that never read a board)."""
-    if "vision.models" not in sys.modules:
-        return False
-    from vision.models import ModelFileError
-
-    return isinstance(exc, ModelFileError)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     args = build_parser().parse_args(argv)
@@ -355,9 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # nothing more to flush into the closed pipe
         print("referee: output closed before the end (broken pipe)", file=sys.stderr)
         return 1
-    except Exception as exc:  # a missing or unreadable model file: one line, not a traceback
-        if not _is_model_error(exc):
-            raise
+    except ModelFileError as exc:  # a missing or unreadable model file: one line, no traceback
         print(f"referee: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C in any command that has no stop of its own
