@@ -183,6 +183,14 @@ def test_read_with_models_missing_a_file_is_one_line_and_exit_2(
     assert main(["read", str(gobblet_photo), "--models", str(folder)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("referee: ") and str(folder) in err[0], err
+    if missing in ("gobblet.json", "edges.json"):  # the hint writes the model where it was sought
+        assert f"--out {folder}`" in err[0], err
+
+
+def test_the_hint_for_a_committed_model_needs_no_out():
+    from vision.models import MODELS_DIR, train_command
+
+    assert train_command("gobblet", MODELS_DIR) == "referee train gobblet"
 
 
 def test_bench_models_is_refused_where_no_board_is_read(models_folder, capsys):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import ModelFileError, models_dir
+from .models import ModelFileError, models_dir, train_command
 
 #: Version of ``edges.json``.
 FORMAT = 1
@@ -158,4 +158,5 @@ def _edge_model_in(directory: str) -> EdgeModel:
     try:
         return EdgeModel.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError) as exc:
-        raise EdgeModelError(f"no edge model in {path}: run `referee train edges` ({exc})") from exc
+        hint = train_command("edges", directory)
+        raise EdgeModelError(f"no edge model in {path}: run `{hint}` ({exc})") from exc

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .adapt import Adaptation
-from .models import ModelFileError, models_dir
+from .models import ModelFileError, models_dir, train_command
 from .native import import_uninterrupted
 from .sampling import PatchSpec
 
@@ -256,4 +256,4 @@ def _model_in(game: str, directory: str) -> CellModel:
             continue
         if game in games:
             return CellModel.load(path)
-    raise ModelError(f"no model for {game} in {folder}: run `referee train {game}`")
+    raise ModelError(f"no model for {game} in {folder}: run `{train_command(game, folder)}`")

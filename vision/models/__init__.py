@@ -23,6 +23,12 @@ def models_dir() -> Path:
     return _chosen or MODELS_DIR
 
 
+def train_command(name: str, folder: str | Path) -> str:
+    """The command that writes model ``name`` into ``folder`` (the hint of a missing model)."""
+    out = "" if Path(folder).resolve() == MODELS_DIR.resolve() else f" --out {folder}"
+    return f"referee train {name}{out}"
+
+
 def use_models(folder: str | Path) -> None:
     """Load every model from ``folder`` from now on (a model it lacks is an error, never a
     quiet fall-back to the committed one). Raises :class:`NotADirectoryError`."""
