@@ -12,7 +12,7 @@ from pathlib import Path
 
 from engine import GAMES, Event, FormatError, Referee, game_class
 from engine.referee import describe
-from vision.models import ModelFileError
+from vision.models import ModelFileError, use_models
 
 
 def cmd_games(args: argparse.Namespace) -> int:
@@ -139,8 +139,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _use_models(folder: str) -> bool:
     """Read with the models of ``folder`` (``--models``); False, said in one line, if it is no
     folder."""
-    from vision.models import use_models
-
     try:
         use_models(folder)
     except NotADirectoryError as exc:

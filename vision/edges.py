@@ -149,7 +149,7 @@ class EdgeModel:
 def edge_model(directory: str | None = None) -> EdgeModel:
     """The fitted edge model (``edges.json`` of :func:`~vision.models.models_dir` unless
     ``directory`` is given)."""
-    return _edge_model_in(str(Path(directory) if directory else models_dir()))
+    return _edge_model_in(str(models_dir(directory)))
 
 
 @cache

@@ -243,7 +243,7 @@ class Network:
 def model_for(game: str, directory: str | None = None) -> CellModel:
     """The model that reads ``game`` (from :func:`~vision.models.models_dir` unless
     ``directory`` is given)."""
-    return _model_in(game, str(Path(directory) if directory else models_dir()))
+    return _model_in(game, str(models_dir(directory)))
 
 
 @cache

@@ -18,9 +18,10 @@ class ModelFileError(RuntimeError):
     model's errors): the command line reports it in one line."""
 
 
-def models_dir() -> Path:
-    """The folder the readers load their models from."""
-    return _chosen or MODELS_DIR
+def models_dir(directory: str | Path | None = None) -> Path:
+    """The folder the readers load their models from: ``directory`` when given, else the one
+    :func:`use_models` chose, else :data:`MODELS_DIR`."""
+    return Path(directory) if directory else _chosen or MODELS_DIR
 
 
 def train_command(name: str, folder: str | Path) -> str:
