@@ -27,9 +27,11 @@ from ..bench import timed_read
 from ..geometry import BoardGeometry, load_geometry
 from ..locate import BoardNotFound
 from ..readers.fitted import GobbletReader
+from ..synth.paint import circle
+from ..synth.photo import srgb_decode
 from ..synth.pieces import _bell_profile
 from ..synth.positions import random_position
-from ..synth.textures import Texture, board_texture, mat_texture
+from ..synth.textures import Texture, board_texture, mat_texture, rgb
 
 #: the sample photos' cone: a concave foot to a ball this fraction of the base radius
 CONE_BALL = 0.36
@@ -51,8 +53,7 @@ def cone_profile(radius: float, height: float) -> tuple[tuple[float, float], ...
 
 def linear(hex_color: str) -> list[float]:
     """RGB reflectance (linear light) of an sRGB ``#rrggbb``."""
-    c = np.array([int(hex_color[i : i + 2], 16) for i in (1, 3, 5)]) / 255
-    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4).tolist()
+    return srgb_decode(np.array(rgb(hex_color)) / 255).tolist()
 
 
 class PathTracedGobblet:
@@ -83,6 +84,9 @@ class PathTracedGobblet:
         self.mat = self._rectangle(mat_texture("gobblet"), 0.0, "mat")
         self.top = float(self.geometry.extra["board"]["thickness"])
         self.board = self._rectangle(board_texture("gobblet"), self.top, "board")
+        mx, my = np.asarray(self.geometry.mat_origin) + np.asarray(self.geometry.mat_size) / 2
+        #: the mat's centre in the world (x, -y, up), where the camera looks
+        self.centre = [float(mx), float(-my), 0.0]
 
     def _rectangle(self, texture: Texture, height: float, name: str) -> dict[str, Any]:
         """A textured rectangle lying at ``height`` mm (world: x, -y, up)."""
@@ -109,12 +113,8 @@ class PathTracedGobblet:
         )
         x, y = self.geometry.cell(name).center
         n = 40
-        angles = 2 * np.pi * np.arange(n) / n
-        verts = [
-            (x + r * radius * math.cos(a), -y + r * radius * math.sin(a), self.top + t * height)
-            for t, r in profile
-            for a in angles
-        ]
+        rings = [circle((x, -y), r * radius, self.top + t * height, n) for t, r in profile]
+        verts = [tuple(v) for v in np.concatenate(rings)]
         faces = []
         for i in range(len(profile) - 1):
             for k in range(n):
@@ -141,11 +141,12 @@ class PathTracedGobblet:
     def render(self, cells: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
         """The BGR photo of ``cells`` (observation contents)."""
         T = self.mi.ScalarTransform4f
+        cx, cy, _ = self.centre
         scene: dict[str, Any] = {"type": "scene", "integrator": {"type": "path", "max_depth": 5}}
         scene["mat"], scene["board"] = self.mat, self.board
         scene["table"] = {
             "type": "rectangle",
-            "to_world": T().translate([186, -186, -0.5]) @ T().scale([2000, 2000, 1]),
+            "to_world": T().translate([cx, cy, -0.5]) @ T().scale([2000, 2000, 1]),
             "bsdf": {
                 "type": "diffuse",
                 "reflectance": {"type": "rgb", "value": [0.25, 0.15, 0.08]},
@@ -157,8 +158,8 @@ class PathTracedGobblet:
         az, tilt = rng.uniform(0, 2 * np.pi), math.radians(rng.uniform(0, 25))
         dist = rng.uniform(560, 700)
         eye = [
-            186 + dist * math.sin(tilt) * math.cos(az),
-            -186 + dist * math.sin(tilt) * math.sin(az),
+            cx + dist * math.sin(tilt) * math.cos(az),
+            cy + dist * math.sin(tilt) * math.sin(az),
             dist * math.cos(tilt),
         ]
         roll = rng.uniform(0, 2 * np.pi)
@@ -167,7 +168,7 @@ class PathTracedGobblet:
             "fov": 60,
             "fov_axis": "x",
             "to_world": T().look_at(
-                origin=eye, target=[186, -186, 0], up=[math.cos(roll), math.sin(roll), 0]
+                origin=eye, target=self.centre, up=[math.cos(roll), math.sin(roll), 0]
             ),
             "film": {"type": "hdrfilm", "width": 1280, "height": 960},
             "sampler": {"type": "independent", "sample_count": self.spp},
