@@ -300,8 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--splits",
         default="corpus,heldout",
         help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
-        "models' training domain), heldout (ranges never fitted on); default corpus,heldout "
-        "(vision)",
+        "models' training domain), heldout (ranges never fitted on), traced (held-out draws "
+        "path-traced, Gobblet and Blokus, no hands: needs Mitsuba, the [dev] or [train] extra); "
+        "default corpus,heldout (vision; table: not traced)",
     )
     p.add_argument(
         "--zoom",

@@ -62,7 +62,7 @@ from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
 from .pipeline import SETTLED, VisionPipeline
 from .readers import Reader, reader_for
-from .synth import Domain, Scene, random_board_shift, random_position, render_scene
+from .synth import Domain, Scene, random_board_shift, random_position, render_scene, traced
 
 BENCH_GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
 FPS = 10.0
@@ -299,6 +299,11 @@ SPLITS: dict[str, Domain] = {
     "train": Domain.TRAIN,
     "heldout": Domain.HELDOUT,
 }
+#: Splits drawn by the path tracer (:mod:`vision.synth.traced`, only its games, no hands):
+#: ``traced`` is the held-out domain's draws in light this package's painter does not make.
+TRACED_SPLITS: dict[str, Domain] = {"traced": Domain.HELDOUT}
+#: Samples a pixel of the traced splits.
+TRACED_SPP = 8
 
 
 def _stream(split: str, seed: int) -> tuple[np.random.Generator, int]:
@@ -306,7 +311,7 @@ def _stream(split: str, seed: int) -> tuple[np.random.Generator, int]:
     as it always was; the other splits' seeds differ from the corpus's and the training's)."""
     if split == "corpus":
         return np.random.default_rng(seed), seed * 1000
-    stream = list(SPLITS).index(split)
+    stream = list({**SPLITS, **TRACED_SPLITS}).index(split)
     return np.random.default_rng([seed, stream]), (seed * 1000) * 10 + stream
 
 
@@ -324,7 +329,8 @@ def corpus_scene(
     for _ in range(index):
         random_position(game, rng)
     cells = random_position(game, rng)
-    return _render(game, cells, _seed(split, first, index), misplaced, hand, _domain(split, zoom))
+    domain = _domain(split, zoom)
+    return _render(game, cells, _seed(split, first, index), misplaced, hand, domain, split)
 
 
 def _seed(split: str, first: int, index: int) -> int:
@@ -333,7 +339,8 @@ def _seed(split: str, first: int, index: int) -> int:
 
 def _domain(split: str, zoom: tuple[float, float] | None) -> Domain:
     """The domain of ``split``, its camera ``zoom`` range replaced when given."""
-    return SPLITS[split] if zoom is None else replace(SPLITS[split], zoom=zoom)
+    domain = {**SPLITS, **TRACED_SPLITS}[split]
+    return domain if zoom is None else replace(domain, zoom=zoom)
 
 
 def _render(
@@ -343,8 +350,14 @@ def _render(
     misplaced: bool,
     hand: bool | None = None,
     domain: Domain = Domain.NOMINAL,
+    split: str = "corpus",
 ) -> Scene:
-    """One bench scene; ``misplaced``: the board lies off its outline on the mat."""
+    """One bench scene; ``misplaced``: the board lies off its outline on the mat (not in a
+    traced split, whose scenes have no hand either)."""
+    if split in TRACED_SPLITS:
+        if misplaced:
+            raise ValueError(f"the {split} split has no boards laid off their outlines")
+        return traced.render_traced(game, cells, seed, domain=domain, spp=TRACED_SPP)
     shift = random_board_shift(seed, game) if misplaced else None
     return render_scene(game, cells, seed, hand=hand, board_shift=shift, domain=domain)
 
@@ -394,7 +407,7 @@ def bench_game(
     centres = np.array([c.center for c in geometry.cells])
     for i in range(scenes):
         cells = random_position(game, rng)
-        scene = _render(game, cells, _seed(split, first, i), misplaced, domain=domain)
+        scene = _render(game, cells, _seed(split, first, i), misplaced, domain=domain, split=split)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         visible = [n for n in truth if n not in scene.hidden]
         in_view = visible_markers(scene)
@@ -460,31 +473,54 @@ def bench_game(
     )
 
 
-def parse_splits(text: str) -> list[str] | None:
+def parse_splits(text: str, known: Collection[str] = tuple(SPLITS)) -> list[str] | None:
     """The comma-separated splits of ``--splits``; None (after a one-line error) when one is
-    unknown or none is given."""
+    not ``known`` or none is given."""
     splits = [s.strip() for s in text.split(",") if s.strip()]
-    unknown = [s for s in splits if s not in SPLITS]
+    unknown = [s for s in splits if s not in known]
     if unknown or not splits:
         print(
             f"referee: unknown split {', '.join(unknown) or '(none)'}; "
-            f"choose from {', '.join(SPLITS)}",
+            f"choose from {', '.join(known)}",
             file=sys.stderr,
         )
         return None
     return splits
 
 
+def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
+    """Why the traced splits among ``splits`` cannot be benched ("" when they can)."""
+    asked = [s for s in splits if s in TRACED_SPLITS]
+    if not asked:
+        return ""
+    if misplaced:
+        return f"the {asked[0]} split has no boards laid off their outlines (drop --misplaced)"
+    if game and game not in traced.GAMES:
+        return f"the path tracer draws {', '.join(traced.GAMES)}, not {game}"
+    try:
+        traced.mitsuba()
+    except traced.TracerMissing as exc:
+        return str(exc)
+    return ""
+
+
 def cmd_bench_vision(args: argparse.Namespace) -> int:
     """``referee bench vision``: every game on every split asked for; ``--json`` prints
     ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
-    splits = parse_splits(args.splits)
+    splits = parse_splits(args.splits, (*SPLITS, *TRACED_SPLITS))
     if splits is None:
+        return 2
+    problem = _traced_problem(splits, args.game, args.misplaced)
+    if problem:
+        print(f"referee: {problem}", file=sys.stderr)
         return 2
     out: dict[str, dict] = {}
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
-        for name in [args.game] if args.game else list(BENCH_GAMES):
+        games = [args.game] if args.game else list(BENCH_GAMES)
+        if split in TRACED_SPLITS:
+            games = [g for g in games if g in traced.GAMES]
+        for name in games:
             r = bench_game(name, args.scenes, args.seed, args.misplaced, split, args.zoom)
             results[name] = r.to_json()
             if args.failures:

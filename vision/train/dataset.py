@@ -15,6 +15,7 @@ from ..model import FOREIGN, frame_context
 from ..placement import rigid
 from ..sampling import PatchSampler, PatchSpec
 from ..synth import Domain, Scene, random_position, render_scene
+from ..synth.traced import render_traced
 from .pool import parallel_map
 
 #: Standard deviation of the pose jitter added to the located pose (mm, degrees): the reader
@@ -61,7 +62,8 @@ def scene_patches(
 ) -> Patches:
     """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn; every
     ``nominal_every``-th scene of the recipe in the nominal look, which is part of the world
-    too)."""
+    too; every ``traced.every``-th, from the first, path-traced at ``traced.spp`` samples a
+    pixel, :mod:`vision.synth.traced`)."""
     games = recipe["games"]
     every = int(recipe.get("nominal_every", 0))
     if every and index % every == every - 1:
@@ -69,7 +71,13 @@ def scene_patches(
     game = games[index % len(games)]
     rng = np.random.default_rng([seed, index])
     cells = random_position(game, rng)
-    scene = render_scene(game, cells, seed * 1_000_003 + index, domain=domain)
+    traced = recipe.get("traced")
+    if traced and index % int(traced["every"]) == 0:
+        scene = render_traced(
+            game, cells, seed * 1_000_003 + index, domain=domain, spp=int(traced["spp"])
+        )
+    else:
+        scene = render_scene(game, cells, seed * 1_000_003 + index, domain=domain)
     return labelled_patches(recipe, scene, rng, index)
 
 

@@ -1,0 +1,494 @@
+"""``render_traced``: the same seeded scenes drawn by a path tracer (Mitsuba 3) instead of this
+package's polygon painter, so that the readers are fitted and judged on light this package does
+not model: interreflections, soft shadows of area lamps, Fresnel glare of broad windows on
+glossy or lacquered pieces, the camera seeing the board's own wood on a piece's foot.
+
+The scene's draws are :class:`~.vary.Variation`'s (colours, woods, stains, shapes, heights,
+offsets, the camera's response) and :func:`~.pose.random_camera`'s pose; the light (a sun or
+an area lamp of any size, a window, the room) and the materials (matte or lacquered wood,
+rough or smooth plastic, a mat or a lacquered board) are drawn here. There are no hands: the
+foreign class is learnt from :func:`~.scene.render_scene`'s. Mitsuba is imported lazily
+(``pip install mitsuba``, part of the ``[train]`` extra): nothing at run time needs it.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import zlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..geometry import BoardGeometry, load_geometry
+from .camera import Camera
+from .domain import Domain
+from .paint import circle
+from .photo import Look, respond, srgb_decode, srgb_encode
+from .pieces import HEAD_FROM, _bell_profile, ball_from
+from .pose import keep_points, random_camera, random_lamp
+from .scene import DEFAULT_SIZE, Scene, _textures
+from .textures import Texture, rgb, table_texture
+from .vary import Variation
+
+#: Games this renderer draws.
+GAMES = ("gobblet", "blokus", "blokus-duo")
+#: Pixels round the mat and the pieces rendered at full quality; the rest of the frame (the
+#: table) is rendered at a quarter of the resolution.
+CROP_MARGIN = 32
+#: Facets round a turned piece.
+SEGMENTS = 48
+
+
+class TracerMissing(RuntimeError):
+    """Mitsuba is not installed."""
+
+
+@cache
+def mitsuba() -> Any:
+    """The ``mitsuba`` module in its ``scalar_rgb`` variant (:class:`TracerMissing` without
+    it)."""
+    try:
+        import mitsuba as mi
+    except ImportError:
+        raise TracerMissing(
+            "path-traced scenes need Mitsuba 3: pip install -e '.[train]' (or pip install mitsuba)"
+        ) from None
+    mi.set_variant("scalar_rgb")
+    return mi
+
+
+def linear(hex_color: str, factor: float = 1.0) -> list[float]:
+    """Linear-light RGB reflectance of an sRGB ``#rrggbb`` times ``factor`` (at most 0.95)."""
+    value = srgb_decode(np.array(rgb(hex_color)) / 255) * factor
+    return np.clip(value, 0.0, 0.95).tolist()
+
+
+def turned_mesh(
+    profile: tuple[tuple[float, float], ...],
+    centre: tuple[float, float],
+    radius: float,
+    z0: float,
+    height: float,
+    n: int = SEGMENTS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (V x 3) and triangles (F x 3) of the solid of revolution of ``profile``
+    ((height, radius) fractions, bottom up) standing on the plane ``z0`` (up is -z), its top
+    closed by a fan."""
+    rings = [circle(centre, r * radius, z0 - t * height, n) for t, r in profile]
+    verts = np.concatenate([*rings, [[centre[0], centre[1], z0 - profile[-1][0] * height]]])
+    faces = []
+    for i in range(len(profile) - 1):
+        for k in range(n):
+            a, b = i * n + k, i * n + (k + 1) % n
+            faces += [(a, b + n, b), (a, a + n, b + n)]
+    last, tip = (len(profile) - 1) * n, len(verts) - 1
+    faces += [(last + k, tip, last + (k + 1) % n) for k in range(n)]
+    return verts, np.asarray(faces, dtype=np.uint32)
+
+
+def split_profile(
+    profile: tuple[tuple[float, float], ...], at: float
+) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
+    """``profile`` cut at height fraction ``at``: the levels below and from it, sharing the
+    ring where they meet (either may be empty)."""
+    below = tuple(p for p in profile if p[0] < at)
+    above = tuple(p for p in profile if p[0] >= at)
+    if below and above:
+        below = (*below, above[0])
+    return below, above
+
+
+def sensor_transform(camera: Camera) -> np.ndarray:
+    """Mitsuba's camera-to-world matrix (4x4) of ``camera``: Mitsuba's camera looks along +z
+    with +x left and +y up, OpenCV's with +x right and +y down."""
+    out = np.eye(4)
+    out[:3, :3] = camera.rotation.T @ np.diag([-1.0, -1.0, 1.0])
+    out[:3, 3] = camera.position
+    return out
+
+
+def crop_box(
+    camera: Camera, points: np.ndarray, margin: int = CROP_MARGIN
+) -> tuple[int, int, int, int]:
+    """The pixel box ``(x0, y0, x1, y1)`` round the projections of ``points`` (N x 3),
+    ``margin`` wider, inside the image."""
+    px = camera.project_ideal(points)
+    w, h = camera.size
+    x0, y0 = np.floor(px.min(axis=0)).astype(int) - margin
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int) + margin
+    return max(0, int(x0)), max(0, int(y0)), min(w, int(x1)), min(h, int(y1))
+
+
+class _Builder:
+    """The Mitsuba scene dictionary of one scene, its textures written into ``folder``."""
+
+    def __init__(self, folder: Path, geometry: BoardGeometry, vary: Variation) -> None:
+        self.mi = mitsuba()
+        self.folder, self.geometry, self.vary = folder, geometry, vary
+        self.surface_z = -float(geometry.extra["board"]["thickness"])
+        self.shapes: dict[str, Any] = {}
+        #: the pieces' meshes: vertices, triangles, finish, linear colour, smooth shading
+        self.parts: list[tuple[np.ndarray, np.ndarray, str, list[float], bool]] = []
+        self.tops: list[np.ndarray] = []
+
+    def _texture(self, texture: Texture, name: str) -> dict[str, Any]:
+        path = self.folder / f"{name}.png"
+        cv2.imwrite(str(path), texture.pixels)
+        return {"type": "bitmap", "filename": str(path)}
+
+    def rectangle(self, name: str, lo: np.ndarray, size: np.ndarray, z: float, bsdf: dict) -> None:
+        """A rectangle at ``z`` from corner ``lo`` (x, y mm) of ``size``."""
+        T = self.mi.ScalarTransform4f
+        cx, cy = lo + size / 2
+        self.shapes[name] = {
+            "type": "rectangle",
+            "to_world": T().translate([float(cx), float(cy), z])
+            @ T().scale([float(size[0]) / 2, float(size[1]) / 2, 1.0]),
+            "bsdf": {"type": "twosided", "bsdf": bsdf},
+        }
+
+    def planes(self, mat: Texture, board: Texture, rng: np.random.Generator) -> None:
+        """The mat, the board (its top face textured, its sides of its colour; lacquered by
+        chance) and the table."""
+        px = mat.pixels.shape[1::-1]
+        self.rectangle(
+            "mat",
+            np.asarray(mat.origin),
+            np.asarray(px) / mat.px_per_mm,
+            0.0,
+            {"type": "diffuse", "reflectance": self._texture(mat, "mat")},
+        )
+        size = np.asarray(board.pixels.shape[1::-1]) / board.px_per_mm
+        top = self._texture(board, "board")
+        finish = (
+            {"type": "roughplastic", "diffuse_reflectance": top, "alpha": rng.uniform(0.08, 0.3)}
+            if rng.random() < 0.35
+            else {"type": "diffuse", "reflectance": top}
+        )
+        self.rectangle("board", np.asarray(board.origin), size, self.surface_z, finish)
+        T = self.mi.ScalarTransform4f
+        cx, cy = np.asarray(board.origin) + size / 2
+        half = [float(size[0]) / 2 - 0.05, float(size[1]) / 2 - 0.05, -self.surface_z / 2]
+        side = linear(self.vary.board, 0.8)
+        self.shapes["board-sides"] = {
+            "type": "cube",
+            "to_world": T().translate([float(cx), float(cy), self.surface_z / 2]) @ T().scale(half),
+            "bsdf": {"type": "diffuse", "reflectance": {"type": "rgb", "value": side}},
+        }
+        table = table_texture(rng, False)
+        path = self.folder / "table.png"
+        cv2.imwrite(str(path), cv2.resize(table, (512, 512)))
+        self.shapes["table"] = {
+            "type": "rectangle",
+            "to_world": T().translate([float(cx), float(cy), 0.5]) @ T().scale([3000, 3000, 1]),
+            "bsdf": {
+                "type": "twosided",
+                "bsdf": {
+                    "type": "diffuse",
+                    "reflectance": {
+                        "type": "bitmap",
+                        "filename": str(path),
+                        "to_uv": T().scale([12, 12, 1]),
+                    },
+                },
+            },
+        }
+
+    def part(
+        self, verts: np.ndarray, faces: np.ndarray, finish: str, colour: list[float], smooth: bool
+    ) -> None:
+        """A piece's mesh in ``finish`` (a key of :func:`piece_finishes`) and ``colour``
+        (linear RGB), shaded smoothly or face by face."""
+        self.parts.append((verts, faces, finish, colour, smooth))
+        self.tops.append(verts[verts[:, 2].argmin()])
+
+    def meshes(self, finishes: dict[str, dict[str, Any]]) -> None:
+        """Every part as a mesh, the parts of one finish sharing one BSDF whose colour is a
+        palette texture (a Mitsuba rough plastic takes a twentieth of a second to build, so
+        one per piece would cost more than the render)."""
+        mi = self.mi
+        for key, finish in finishes.items():
+            parts = [p for p in self.parts if p[2] == key]
+            if not parts:
+                continue
+            palette = np.asarray([[p[3] for p in parts]], dtype=np.float32)
+            colours = {
+                "type": "bitmap",
+                "bitmap": mi.Bitmap(palette),
+                "filter_type": "nearest",
+                "raw": True,
+            }
+            bsdf = mi.load_dict({"type": "twosided", "bsdf": _bsdf(finish, colours)})
+            for k, (verts, faces, _, _, smooth) in enumerate(parts):
+                props = mi.Properties()
+                props["bsdf"] = bsdf
+                mesh = mi.Mesh(
+                    f"{key}-{k}",
+                    len(verts),
+                    len(faces),
+                    has_vertex_normals=smooth,
+                    has_vertex_texcoords=True,
+                    props=props,
+                )
+                params = mi.traverse(mesh)
+                params["vertex_positions"] = np.asarray(verts, np.float32).ravel()
+                params["faces"] = faces.ravel()
+                uv = np.array([(k + 0.5) / len(parts), 0.5], np.float32)
+                params["vertex_texcoords"] = np.tile(uv, len(verts))
+                params.update()
+                if smooth:
+                    mesh.recompute_vertex_normals()
+                self.shapes[f"{key}-{k}"] = mesh
+
+    def gobblet(self, cells: dict[str, Any]) -> None:
+        """Every piece of ``cells`` as a turned mesh, its head apart when it is another shade
+        or material (:class:`~.vary.Variation`'s stained and painted heads)."""
+        vary, geometry = self.vary, self.geometry
+        profile = _bell_profile(vary.bell, vary.turned)
+        for name, content in cells.items():
+            if content is None:
+                continue
+            rng = vary.piece_rng(name)
+            spec = geometry.pieces["sizes"][str(content["size"])]
+            radius = spec["diameter"] / 2
+            height = float(spec["height"]) * vary.piece_height
+            cell = geometry.cell(name)
+            width = float(np.ptp(np.asarray(cell.polygon)[:, 0]))
+            reach = max(1.2, (width - 2 * radius) / 2 + 2.0)
+            offset = np.clip(rng.normal(0, vary.piece_offset_mm, 2), -reach, reach)
+            centre = tuple(np.asarray(cell.center) + offset)
+            tone = rng.uniform(0.92, 1.06) * vary.tone(rng)
+            colour = vary.look["pieces"][content["color"]]
+            head: tuple[str, list[float]] | None = None
+            cut = HEAD_FROM
+            if content["color"] == "black" and vary.head_color is not None:
+                cut = ball_from(vary.bell, vary.turned)
+                head = ("head", linear(vary.head_color))
+            elif content["color"] == "black" and vary.head != 1.0:
+                head = ("body", linear(colour, tone * vary.head))
+            parts = split_profile(profile, cut) if head is not None else (profile, ())
+            looks = (("body", linear(colour, tone)), head)
+            for part, look in zip(parts, looks, strict=True):
+                if len(part) >= 2 and look is not None:
+                    verts, faces = turned_mesh(part, centre, radius, self.surface_z, height)
+                    self.part(verts, faces, look[0], look[1], smooth=True)
+
+    def squares(self, cells: dict[str, Any]) -> None:
+        """Every Blokus square of ``cells`` as a thin box of its colour, a little off its cell's
+        centre."""
+        spec, vary = self.geometry.pieces, self.vary
+        half, depth = spec["square"] / 2, float(spec["thickness"])
+        for name, content in cells.items():
+            if content is None:
+                continue
+            rng = vary.piece_rng(name)
+            centre = np.asarray(self.geometry.cell(name).center) + rng.normal(0, 0.25, 2)
+            tone = rng.uniform(0.95, 1.04) * vary.tone(rng)
+            verts, faces = box_mesh(centre, half, self.surface_z, depth)
+            self.part(verts, faces, "body", linear(vary.look["pieces"][content], tone), False)
+
+
+def box_mesh(
+    centre: np.ndarray, half: float, z0: float, depth: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (8 x 3) and triangles (12 x 3) of a square box of half side ``half`` standing
+    ``depth`` high on the plane ``z0`` (up is -z)."""
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64) * half + centre
+    verts = np.vstack([np.column_stack([corners, np.full(4, z)]) for z in (z0, z0 - depth)])
+    faces = [(4, 5, 6), (4, 6, 7), (0, 2, 1), (0, 3, 2)]  # top, bottom
+    for i in range(4):
+        j = (i + 1) % 4
+        faces += [(i, j, j + 4), (i, j + 4, i + 4)]
+    return verts, np.asarray(faces, dtype=np.uint32)
+
+
+def _rgb(value: list[float]) -> dict[str, Any]:
+    return {"type": "rgb", "value": value}
+
+
+def _bsdf(finish: dict[str, Any], colours: dict[str, Any]) -> dict[str, Any]:
+    """The Mitsuba BSDF of ``finish`` coloured by the texture ``colours``."""
+    if finish["type"] == "diffuse":
+        return {"type": "diffuse", "reflectance": colours}
+    return {**finish, "diffuse_reflectance": colours}
+
+
+def piece_finishes(vary: Variation, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
+    """The materials of a set: its ``body`` (matte or lacquered wood for a wooden set; rough,
+    satin or smooth plastic otherwise, never matte for a glossy ``look``) and the glossy
+    ``head`` of painted balls."""
+    head = {"type": "roughplastic", "alpha": float(rng.uniform(0.04, 0.2))}
+    if vary.wooden_set:
+        if rng.random() < 0.5:
+            return {"body": {"type": "diffuse"}, "head": head}
+        return {
+            "body": {"type": "roughplastic", "alpha": float(rng.uniform(0.1, 0.45))},
+            "head": head,
+        }
+    kind = rng.random()
+    if kind < 0.2:
+        body: dict[str, Any] = {"type": "plastic"}
+    elif kind < 0.85 or vary.look.get("glossy", False):
+        body = {"type": "roughplastic", "alpha": float(rng.uniform(0.03, 0.35))}
+    else:
+        body = {"type": "diffuse"}
+    return {"body": body, "head": head}
+
+
+def lights(
+    geometry: BoardGeometry, rng: np.random.Generator, mi: Any, target: np.ndarray
+) -> dict[str, Any]:
+    """White light of one room: the room all round, a sun or an area lamp of any size (hard
+    to soft shadows), and by chance a window to one side (broad reflections)."""
+    T = mi.ScalarTransform4f
+    room = _rgb([rng.uniform(0.04, 0.5)] * 3)
+    out: dict[str, Any] = {"room": {"type": "constant", "radiance": room}}
+    if rng.random() < 0.4:
+        up, turn = math.radians(rng.uniform(35, 85)), rng.uniform(0, 2 * math.pi)
+        out["key"] = {
+            "type": "directional",
+            "direction": [
+                math.cos(up) * math.cos(turn),
+                math.cos(up) * math.sin(turn),
+                math.sin(up),
+            ],
+            "irradiance": _rgb([rng.uniform(1.0, 4.0)] * 3),
+        }
+    else:
+        lamp = random_lamp(geometry, rng, False)
+        side = float(np.exp(rng.uniform(np.log(30), np.log(900))))
+        distance = float(np.linalg.norm(lamp - target))
+        radiance = rng.uniform(1.0, 4.0) * distance**2 / (side * side) / math.pi
+        out["key"] = {
+            "type": "rectangle",
+            "to_world": T().look_at(origin=lamp.tolist(), target=target.tolist(), up=[0, 1, 0])
+            @ T().scale([side / 2, side / 2, 1]),
+            "emitter": {"type": "area", "radiance": _rgb([radiance] * 3)},
+        }
+    if rng.random() < 0.4:
+        turn, reach = rng.uniform(0, 2 * math.pi), rng.uniform(900, 1600)
+        window = target + np.array(
+            [reach * math.cos(turn), reach * math.sin(turn), -rng.uniform(300, 900)]
+        )
+        out["window"] = {
+            "type": "rectangle",
+            "to_world": T().look_at(origin=window.tolist(), target=target.tolist(), up=[0, 0, -1])
+            @ T().scale([rng.uniform(300, 700), rng.uniform(400, 800), 1]),
+            "emitter": {"type": "area", "radiance": _rgb([rng.uniform(0.3, 2.0)] * 3)},
+        }
+    return out
+
+
+def render_traced(
+    game: str,
+    cells: dict[str, Any],
+    seed: int,
+    *,
+    domain: Domain = Domain.TRAIN,
+    spp: int = 8,
+    size: tuple[int, int] = DEFAULT_SIZE,
+) -> Scene:
+    """Path-trace ``cells`` (observation contents; missing cells are empty) of ``game`` with
+    ``domain``'s draws for ``seed`` and ``spp`` samples a pixel; no hand."""
+    if game not in GAMES:
+        raise ValueError(f"the path tracer draws {', '.join(GAMES)}, not {game}")
+    mi = mitsuba()
+    geometry = load_geometry(game)
+    unknown = set(cells) - set(geometry.cell_names)
+    if unknown:
+        raise ValueError(f"{game} has no cells {sorted(unknown)}")
+    truth = {name: cells.get(name) for name in geometry.cell_names}
+    rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 3])
+    vary_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 2])
+    vary = Variation.draw(domain, geometry, vary_rng)
+    camera, params = random_camera(geometry, size, rng, 0.0, None, domain.max_tilt_deg, domain.zoom)
+    keep = keep_points(game)
+    target = np.array([*((keep[:, :2].min(axis=0) + keep[:, :2].max(axis=0)) / 2), 0.0])
+    with tempfile.TemporaryDirectory(prefix="traced-") as folder:
+        build = _Builder(Path(folder), geometry, vary)
+        mat, board = _textures(geometry, vary)
+        assert board is not None  # games lying flat have a board texture
+        build.planes(mat, board, rng)
+        finishes = piece_finishes(vary, rng)
+        if game == "gobblet":
+            build.gobblet(truth)
+        else:
+            build.squares(truth)
+        build.meshes(finishes)
+        scene_dict: dict[str, Any] = {
+            "type": "scene",
+            "integrator": {"type": "path", "max_depth": 6},
+            **build.shapes,
+            **lights(geometry, rng, mi, target),
+        }
+        box = crop_box(camera, np.concatenate([keep, *([build.tops] if build.tops else [])]))
+        image = _render(mi, scene_dict, camera, box, spp, seed)
+    photo = respond(exposed(image, box), Look.random(rng), vary.response, rng)
+    surface_z = build.surface_z
+    params.update(domain=domain.name, renderer="mitsuba", spp=spp, response=vary.response.__dict__)
+    return Scene(
+        game=game,
+        image=photo,
+        cells=truth,
+        hidden=frozenset(),
+        occluded=False,
+        camera=camera,
+        homography=camera.homography(surface_z),
+        marker_homography=camera.homography(0.0),
+        surface_z=surface_z,
+        seed=seed,
+        params=params,
+        mat_camera=camera,
+    )
+
+
+def exposed(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    """The BGR uint8 sRGB picture of linear RGB ``image``, exposed to put the 97th percentile
+    of ``box``'s brightest channel at 85 % (the camera's own response comes after)."""
+    x0, y0, x1, y1 = box
+    level = float(np.percentile(image[y0:y1, x0:x1].max(axis=2), 97))
+    srgb = np.round(255 * srgb_encode(0.85 * image / max(level, 1e-6)))
+    return np.ascontiguousarray(srgb[..., ::-1], dtype=np.uint8)
+
+
+def _render(
+    mi: Any,
+    scene_dict: dict[str, Any],
+    camera: Camera,
+    box: tuple[int, int, int, int],
+    spp: int,
+    seed: int,
+) -> np.ndarray:
+    """Linear RGB (H x W x 3, float32) of ``camera``'s frame: ``box`` at ``spp`` samples a
+    pixel, the rest at a quarter of the resolution."""
+    w, h = camera.size
+    hfov = math.degrees(2 * math.atan(w / 2 / camera.focal))
+    to_world = mi.ScalarTransform4f(sensor_transform(camera).tolist())
+
+    def sensor(width: int, height: int, crop: dict[str, int], samples: int) -> dict[str, Any]:
+        return {
+            "type": "perspective",
+            "fov": hfov,
+            "fov_axis": "x",
+            "to_world": to_world,
+            "film": {
+                "type": "hdrfilm",
+                "width": width,
+                "height": height,
+                "pixel_format": "rgb",
+                **crop,
+            },
+            "sampler": {"type": "independent", "sample_count": samples, "seed": seed % 2**31},
+        }
+
+    scene = mi.load_dict(scene_dict)
+    small = np.asarray(mi.render(scene, sensor=mi.load_dict(sensor(w // 4, h // 4, {}, 2))))
+    image = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    x0, y0, x1, y1 = box
+    crop = {"crop_offset_x": x0, "crop_offset_y": y0, "crop_width": x1 - x0, "crop_height": y1 - y0}
+    image[y0:y1, x0:x1] = np.asarray(mi.render(scene, sensor=mi.load_dict(sensor(w, h, crop, spp))))
+    return image.astype(np.float32)
