@@ -8,7 +8,7 @@ offsets, the camera's response) and :func:`~.pose.random_camera`'s pose; the lig
 an area lamp of any size, a window, the room) and the materials (matte or lacquered wood,
 rough or smooth plastic, a mat or a lacquered board) are drawn here. There are no hands: the
 foreign class is learnt from :func:`~.scene.render_scene`'s. Mitsuba is imported lazily
-(``pip install mitsuba``, part of the ``[train]`` extra): nothing at run time needs it.
+(``pip install mitsuba``, in the ``[train]`` and ``[dev]`` extras): the referee never needs it.
 """
 
 from __future__ import annotations
