@@ -302,6 +302,8 @@ SPLITS: dict[str, Domain] = {
 #: Splits drawn by the path tracer (:mod:`vision.synth.traced`, only its games, no hands):
 #: ``traced`` is the held-out domain's draws in light this package's painter does not make.
 TRACED_SPLITS: dict[str, Domain] = {"traced": Domain.HELDOUT}
+#: Every split of ``referee bench vision``, painted and traced.
+VISION_SPLITS: dict[str, Domain] = {**SPLITS, **TRACED_SPLITS}
 #: Samples a pixel of the traced splits.
 TRACED_SPP = 8
 
@@ -311,7 +313,7 @@ def _stream(split: str, seed: int) -> tuple[np.random.Generator, int]:
     as it always was; the other splits' seeds differ from the corpus's and the training's)."""
     if split == "corpus":
         return np.random.default_rng(seed), seed * 1000
-    stream = list({**SPLITS, **TRACED_SPLITS}).index(split)
+    stream = list(VISION_SPLITS).index(split)
     return np.random.default_rng([seed, stream]), (seed * 1000) * 10 + stream
 
 
@@ -339,7 +341,7 @@ def _seed(split: str, first: int, index: int) -> int:
 
 def _domain(split: str, zoom: tuple[float, float] | None) -> Domain:
     """The domain of ``split``, its camera ``zoom`` range replaced when given."""
-    domain = {**SPLITS, **TRACED_SPLITS}[split]
+    domain = VISION_SPLITS[split]
     return domain if zoom is None else replace(domain, zoom=zoom)
 
 
@@ -507,7 +509,7 @@ def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str
 def cmd_bench_vision(args: argparse.Namespace) -> int:
     """``referee bench vision``: every game on every split asked for; ``--json`` prints
     ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
-    splits = parse_splits(args.splits, (*SPLITS, *TRACED_SPLITS))
+    splits = parse_splits(args.splits, tuple(VISION_SPLITS))
     if splits is None:
         return 2
     problem = _traced_problem(splits, args.game, args.misplaced)

@@ -37,7 +37,7 @@ def random_camera(
     if tilt_deg is not None:
         tilt = math.radians(tilt_deg)
     keep = keep_points(geometry.game)
-    target = (keep[:, :2].min(axis=0) + keep[:, :2].max(axis=0)) / 2
+    target = keep_centre(geometry.game)[:2]
     target = np.array([*(target + jitter * np.ptp(keep[:, :2], axis=0)), 0.0])
     direction = np.array(
         [math.sin(tilt) * math.cos(azimuth), math.sin(tilt) * math.sin(azimuth), -math.cos(tilt)]
@@ -69,6 +69,12 @@ def keep_points(game: str) -> np.ndarray:
     flat = np.concatenate(pts)
     z = np.zeros((len(flat), 1))
     return np.hstack([flat, z])
+
+
+def keep_centre(game: str) -> np.ndarray:
+    """The centre (x, y, 0) of the box round :func:`keep_points`: where a camera aims."""
+    keep = keep_points(game)
+    return np.array([*((keep[:, :2].min(axis=0) + keep[:, :2].max(axis=0)) / 2), 0.0])
 
 
 def random_lamp(geometry: BoardGeometry, rng: np.random.Generator, upright: bool) -> np.ndarray:

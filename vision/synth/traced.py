@@ -29,7 +29,7 @@ from .domain import Domain
 from .paint import circle
 from .photo import Look, respond, srgb_decode, srgb_encode
 from .pieces import HEAD_FROM, _bell_profile, ball_from
-from .pose import keep_points, random_camera, random_lamp
+from .pose import keep_centre, keep_points, random_camera, random_lamp
 from .scene import DEFAULT_SIZE, Scene, _textures
 from .textures import Texture, rgb, table_texture
 from .vary import Variation
@@ -406,8 +406,7 @@ def render_traced(
     vary_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 2])
     vary = Variation.draw(domain, geometry, vary_rng)
     camera, params = random_camera(geometry, size, rng, 0.0, None, domain.max_tilt_deg, domain.zoom)
-    keep = keep_points(game)
-    target = np.array([*((keep[:, :2].min(axis=0) + keep[:, :2].max(axis=0)) / 2), 0.0])
+    keep, target = keep_points(game), keep_centre(game)
     with tempfile.TemporaryDirectory(prefix="traced-") as folder:
         build = _Builder(Path(folder), geometry, vary)
         mat, board = _textures(geometry, vary)
