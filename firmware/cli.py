@@ -301,8 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="corpus,heldout",
         help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
         "models' training domain), heldout (ranges never fitted on), traced (held-out draws "
-        "path-traced, Gobblet and Blokus, no hands: needs Mitsuba, the [dev] or [train] extra); "
-        "default corpus,heldout (vision; table: not traced)",
+        "path-traced in held-out light, Gobblet and Blokus: needs Mitsuba, the [dev] or "
+        "[train] extra); default corpus,heldout (vision; table: not traced)",
     )
     p.add_argument(
         "--zoom",

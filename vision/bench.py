@@ -299,7 +299,7 @@ SPLITS: dict[str, Domain] = {
     "train": Domain.TRAIN,
     "heldout": Domain.HELDOUT,
 }
-#: Splits drawn by the path tracer (:mod:`vision.synth.traced`, only its games, no hands):
+#: Splits drawn by the path tracer (:mod:`vision.synth.traced`, only its games):
 #: ``traced`` is the held-out domain's draws in light this package's painter does not make.
 TRACED_SPLITS: dict[str, Domain] = {"traced": Domain.HELDOUT}
 #: Every split of ``referee bench vision``, painted and traced.
@@ -355,11 +355,11 @@ def _render(
     split: str = "corpus",
 ) -> Scene:
     """One bench scene; ``misplaced``: the board lies off its outline on the mat (not in a
-    traced split, whose scenes have no hand either)."""
+    traced split)."""
     if split in TRACED_SPLITS:
         if misplaced:
             raise ValueError(f"the {split} split has no boards laid off their outlines")
-        return traced.render_traced(game, cells, seed, domain=domain, spp=TRACED_SPP)
+        return traced.render_traced(game, cells, seed, domain=domain, spp=TRACED_SPP, hand=hand)
     shift = random_board_shift(seed, game) if misplaced else None
     return render_scene(game, cells, seed, hand=hand, board_shift=shift, domain=domain)
 
@@ -449,7 +449,7 @@ def bench_game(
             hands += 1
             hand_flagged += hand_scene_right(truth, scene.hidden, obs)
             clear = _render(
-                game, cells, _seed(split, first, i), misplaced, hand=False, domain=domain
+                game, cells, _seed(split, first, i), misplaced, False, domain, split
             ).image
             false_settled += _settles_under_hand(game, clear, scene.image)
     return VisionBench(

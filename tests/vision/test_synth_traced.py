@@ -1,21 +1,26 @@
 """The path tracer (Mitsuba): its meshes, its scenes seen where their truth says, the same scene
 from the same seed, labelled patches from a recipe that asks for it, the bench's traced split and
-the one-line errors without Mitsuba or for a game it does not draw."""
+the one-line errors without Mitsuba or for a game it does not draw, and the held-out domain's
+lights and materials that training never draws."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
 from firmware.cli import main
-from vision.bench import bench_game
+from vision.bench import bench_game, hand_edge
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator
 from vision.synth import Scene, traced
+from vision.synth.domain import Domain
 from vision.synth.pieces import _bell_profile
 from vision.synth.positions import random_position
+from vision.synth.vary import Variation
 from vision.train.cli import recipes
 from vision.train.dataset import reader_class, scene_patches
 
@@ -81,10 +86,28 @@ def test_a_recipe_that_asks_for_traced_scenes_gets_them_labelled() -> None:
     assert patches.y[np.argsort(patches.cell)].tolist() == want
 
 
-def test_the_bench_s_traced_split_has_no_hands() -> None:
-    r = bench_game("gobblet", 2, 2026, split="traced")
-    assert (r.scenes, r.hand_scenes, r.not_found) == (2, 0, 0)
-    assert 0.0 <= r.cell_accuracy <= 1.0 and 0 <= r.clear_flagged <= 2
+def test_the_bench_s_traced_split_draws_hands_by_chance() -> None:
+    r = bench_game("gobblet", 2, 2026, split="traced")  # the first scene's seed draws a hand
+    assert (r.scenes, r.hand_scenes, r.not_found) == (2, 1, 0)
+    assert 0.0 <= r.cell_accuracy <= 1.0 and r.clear_flagged <= 1 and r.hand_flagged <= 1
+
+
+def test_a_traced_hand_hides_the_cells_it_covers_and_changes_nothing_else_drawn() -> None:
+    cells = random_position("gobblet", np.random.default_rng(6))
+    bare = traced.render_traced("gobblet", cells, 6, spp=1, hand=False)
+    hand = traced.render_traced("gobblet", cells, 6, spp=1, hand=True)
+    assert hand.occluded and hand.hidden and not bare.occluded and not bare.hidden
+    assert np.array_equal(hand.homography, bare.homography) and hand.cells == bare.cells
+    assert hand.params["hand"] and not bare.params["hand"]
+    drawn = hand.cell_centers()
+    diff = cv2.blur(cv2.absdiff(hand.image, bare.image).max(axis=2), (9, 9))
+
+    def changed(names: set[str]) -> float:
+        return float(np.mean([diff[int(drawn[n][1]), int(drawn[n][0])] > 25 for n in names]))
+
+    assert changed(set(hand.hidden)) > 0.8
+    near = hand_edge(GEOMETRY, hand.hidden) | set(hand.hidden)
+    assert changed(set(GEOMETRY.cell_names) - near) < changed(set(hand.hidden))
 
 
 @pytest.mark.parametrize(
@@ -116,3 +139,52 @@ def test_a_box_stands_on_its_plane_and_covers_its_square() -> None:
     assert sorted(set(verts[:, 2].round(6))) == [-7.6, -5.0]
     assert np.ptp(verts[:, 0]) == pytest.approx(19.4) and verts[:, 1].mean() == pytest.approx(40)
     assert set(faces.ravel()) == set(range(8))
+
+
+def _lights(domain: Domain, seed: int) -> tuple[dict, np.random.Generator]:
+    rng = np.random.default_rng(seed)
+    target = np.array([100.0, 100.0, 0.0])
+    return traced.lights(GEOMETRY, rng, traced.mitsuba(), target, domain), rng
+
+
+def _colour(light: dict) -> np.ndarray:
+    value = light["emitter"]["radiance"] if "emitter" in light else light["irradiance"]
+    return np.asarray(value["value"])
+
+
+def test_training_light_is_white_and_held_out_light_may_mix_a_warm_lamp_and_a_cold_window() -> None:
+    for seed in range(20):
+        train, _ = _lights(Domain.TRAIN, seed)
+        assert "second-key" not in train
+        assert all(np.ptp(_colour(light)) == 0 for name, light in train.items() if name != "room")
+    mixed = replace(Domain.HELDOUT, mixed_light=1.0, second_lamp=1.0)
+    windows = 0
+    for seed in range(20):
+        out, _ = _lights(mixed, seed)
+        warmth = {n: _colour(v)[0] / _colour(v)[2] for n, v in out.items() if n != "room"}
+        assert min(warmth["key"], warmth["second-key"]) > 3.0  # lamps of at most 3600 K
+        if "window" in out:
+            assert warmth["window"] < 1.4  # daylight of at least 5500 K
+            windows += 1
+    assert windows > 0
+
+
+def test_a_domain_without_the_held_out_extras_draws_as_many_numbers_as_training() -> None:
+    plain = replace(Domain.HELDOUT, mixed_light=0.0, second_lamp=0.0)
+    states = [_lights(d, 5)[1].bit_generator.state for d in (Domain.TRAIN, plain, Domain.HELDOUT)]
+    assert states[0] == states[1] != states[2]  # only the held-out chances draw numbers
+
+
+def test_held_out_glossy_bodies_may_be_principled_and_still_render() -> None:
+    domain = replace(Domain.HELDOUT, principled=1.0, wooden_sets=0.0)
+    vary = Variation.draw(domain, GEOMETRY, np.random.default_rng(1))
+    drawn = [traced.piece_finishes(vary, np.random.default_rng(s)) for s in range(30)]
+    kinds = {finish["body"]["type"] for finish in drawn}
+    assert "principled" in kinds and kinds <= {"principled", "diffuse"}
+    train = Variation.draw(Domain.TRAIN, GEOMETRY, np.random.default_rng(1))
+    assert "principled" not in {
+        traced.piece_finishes(train, np.random.default_rng(s))["body"]["type"] for s in range(30)
+    }
+    cells = random_position("gobblet", np.random.default_rng(2))
+    scene = traced.render_traced("gobblet", cells, 3, domain=domain, spp=1, size=(320, 240))
+    assert scene.image.shape == (240, 320, 3) and scene.image.std() > 5

@@ -155,6 +155,18 @@ class Domain:
     #: own angle to the lamp); False: one shade per ring, as the nominal corpus does
     faceted: bool = False
 
+    # --- path-traced scenes only (:mod:`.traced`); the defaults draw no random numbers
+    #: chance that the lamp and the window are of different colour temperatures, drawn from
+    #: ``lamp_kelvin`` and ``window_kelvin`` (mixed light that no white balance undoes)
+    mixed_light: float = 0.0
+    lamp_kelvin: Range = (6500.0, 6500.0)
+    window_kelvin: Range = (6500.0, 6500.0)
+    #: chance of a second lamp (crossed shadows, two highlights on every glossy piece)
+    second_lamp: float = 0.0
+    #: chance that a glossy body (plastic, lacquered wood) is Mitsuba's ``principled`` BSDF (a
+    #: GGX base with a clear coat and a sheen) instead of a rough or smooth plastic
+    principled: float = 0.0
+
     # --- hands and distractors (:mod:`.hands`)
     #: skin tones to choose from; empty: ``hands.SKIN_TONES``
     skin_tones: tuple[str, ...] = ()
@@ -323,4 +335,9 @@ Domain.HELDOUT = Domain(
     arm_only=0.2,
     distractor=0.4,
     distractor_over_mat=0.5,
+    mixed_light=0.5,
+    lamp_kelvin=(2400.0, 3600.0),
+    window_kelvin=(5500.0, 9000.0),
+    second_lamp=0.4,
+    principled=0.5,
 )  # fmt: skip

@@ -189,19 +189,17 @@ def _colours(pieces: dict[str, Any]) -> list[str]:
     return [c for c in pieces.values() if isinstance(c, str)]
 
 
-def add_hand(
-    painter: Painter,
+def hand_pose(
     geometry: BoardGeometry,
+    camera: Camera,
     surface_z: float,
     rng: np.random.Generator,
     upright: bool,
-    vary: Variation | None = None,
     arm_only: bool = False,
-) -> np.ndarray:
+) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """A hand reaching from a random edge so that its fingertip hides a random cell (with
-    ``arm_only``, a point beyond the far side of the board: only the arm crosses it); return
-    its mask. ``vary`` draws the skin, the sleeve and the shadow (None: the nominal ones)."""
-    camera = painter.camera
+    ``arm_only``, a point beyond the far side of the board: only the arm crosses it): its
+    fingertip and its skin and sleeve outlines in 3D (mm)."""
     cell = geometry.cells[int(rng.integers(len(geometry.cells)))]
     target = np.array([*cell.center, surface_z])
     eye = camera.position
@@ -219,6 +217,22 @@ def add_hand(
     ceiling = max(0.0, 0.35 * above - height)
     skin3 = [place(o, tip, direction, UP, rise, ceiling) for o in skin]
     sleeve3 = [place(o, tip, direction, UP, rise, ceiling) for o in sleeve]
+    return tip, skin3, sleeve3
+
+
+def add_hand(
+    painter: Painter,
+    geometry: BoardGeometry,
+    surface_z: float,
+    rng: np.random.Generator,
+    upright: bool,
+    vary: Variation | None = None,
+    arm_only: bool = False,
+) -> np.ndarray:
+    """Paint a hand of :func:`hand_pose` and its shadow; return its mask. ``vary`` draws the
+    skin, the sleeve and the shadow (None: the nominal ones)."""
+    camera = painter.camera
+    tip, skin3, sleeve3 = hand_pose(geometry, camera, surface_z, rng, upright, arm_only)
     tone = np.asarray(SKIN_TONES[int(rng.integers(len(SKIN_TONES)))], dtype=np.float64)
     tone *= rng.uniform(0.92, 1.06, 3)
     cloth = np.asarray(SLEEVES[int(rng.integers(len(SLEEVES)))], dtype=np.float64)

@@ -40,6 +40,10 @@ DEFAULT_SIZE = (1280, 960)
 MAX_BOARD_SHIFT = (3.0, 1.5)
 
 
+#: Chance of a hand over the board in a scene whose seed decides.
+HAND_CHANCE = 0.4
+
+
 @dataclass(frozen=True, eq=False)
 class Scene:
     """A rendered picture and everything true about it.
@@ -136,7 +140,7 @@ def render_scene(
     )
     lamp = random_lamp(geometry, rng, upright)
     chance = rng.random()
-    wants_hand = bool(chance < 0.4) if hand is None else hand
+    wants_hand = bool(chance < HAND_CHANCE) if hand is None else hand
     hand_rng = np.random.default_rng(rng.integers(2**63))
     look = Look.random(rng)
     table = table_texture(rng, upright)

@@ -6,9 +6,11 @@ glossy or lacquered pieces, the camera seeing the board's own wood on a piece's 
 The scene's draws are :class:`~.vary.Variation`'s (colours, woods, stains, shapes, heights,
 offsets, the camera's response) and :func:`~.pose.random_camera`'s pose; the light (a sun or
 an area lamp of any size, a window, the room) and the materials (matte or lacquered wood,
-rough or smooth plastic, a mat or a lacquered board) are drawn here. There are no hands: the
-foreign class is learnt from :func:`~.scene.render_scene`'s. Mitsuba is imported lazily
-(``pip install mitsuba``, in the ``[train]`` and ``[dev]`` extras): the referee never needs it.
+rough or smooth plastic, a mat or a lacquered board) are drawn here, the held-out domain's
+from wider ranges (:class:`~.domain.Domain`'s path-traced fields). A hand, when asked for or
+drawn, is :func:`~.hands.hand_pose`'s outlines as low tents of skin and cloth, casting its own
+shadow. Mitsuba is imported lazily (``pip install mitsuba``, in the ``[train]`` and ``[dev]``
+extras): the referee never needs it.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ import numpy as np
 from ..geometry import BoardGeometry, load_geometry
 from .camera import Camera
 from .domain import Domain
+from .hands import hand_colours, hand_pose
 from .paint import circle
-from .photo import Look, respond, srgb_decode, srgb_encode
+from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
 from .pieces import HEAD_FROM, _bell_profile, ball_from
 from .pose import keep_centre, keep_points, random_camera, random_lamp
-from .scene import DEFAULT_SIZE, Scene, _textures
+from .scene import DEFAULT_SIZE, HAND_CHANCE, Scene, _occlusion, _textures
 from .textures import Texture, rgb, table_texture
 from .vary import Variation
 
@@ -41,6 +44,11 @@ GAMES = ("gobblet", "blokus", "blokus-duo")
 CROP_MARGIN = 32
 #: Facets round a turned piece.
 SEGMENTS = 48
+#: Skin (a little sheen) and sleeve (cloth) of a hand.
+HAND_FINISHES: dict[str, dict[str, Any]] = {
+    "skin": {"type": "roughplastic", "alpha": 0.45},
+    "sleeve": {"type": "diffuse"},
+}
 
 
 class TracerMissing(RuntimeError):
@@ -291,6 +299,42 @@ class _Builder:
             verts, faces = box_mesh(centre, half, self.surface_z, depth)
             self.part(verts, faces, "body", linear(vary.look["pieces"][content], tone), False)
 
+    def hand(self, skin: list[np.ndarray], sleeve: list[np.ndarray], colours: np.ndarray) -> None:
+        """A hand of :func:`~.hands.hand_pose`'s outlines, each a low tent (:func:`tent_mesh`)
+        in ``colours`` (skin then sleeve, BGR 0-255); it casts its own shadow."""
+        skin_colour, sleeve_colour = (srgb_decode(c[::-1] / 255.0).tolist() for c in colours)
+        for finish, outlines, colour in (
+            ("skin", skin, skin_colour),
+            ("sleeve", sleeve, sleeve_colour),
+        ):
+            for outline in outlines:
+                verts, faces = tent_mesh(outline)
+                self.parts.append((verts, faces, finish, colour, True))
+
+    def mask(self, camera: Camera, finishes: tuple[str, ...] = ("skin", "sleeve")) -> np.ndarray:
+        """The coverage mask (uint8, 255 = covered) of the parts of ``finishes`` seen by
+        ``camera``."""
+        w, h = camera.size
+        mask = np.zeros((h, w), dtype=np.uint8)
+        for verts, faces, finish, _, _ in self.parts:
+            if finish in finishes:
+                px = np.round(camera.project(verts) * 16).astype(np.int32)
+                cv2.fillPoly(mask, list(px[faces]), 255, cv2.LINE_8, 4)
+        return mask
+
+
+def tent_mesh(outline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and triangles of a convex 3D ``outline`` (N x 3, in order) closed by a fan
+    round its centre, raised towards the camera (-z) by a third of the outline's mean
+    reach (at most 20 mm): a rounded finger, palm or sleeve once smoothly shaded."""
+    centre = outline.mean(axis=0)
+    reach = float(np.linalg.norm(outline - centre, axis=1).mean())
+    apex = centre - np.array([0.0, 0.0, min(20.0, reach / 3)])
+    verts = np.vstack([outline, apex])
+    n = len(outline)
+    faces = np.column_stack([np.arange(n), (np.arange(n) + 1) % n, np.full(n, n)])
+    return verts, faces.astype(np.uint32)
+
 
 def box_mesh(
     centre: np.ndarray, half: float, z0: float, depth: float
@@ -314,42 +358,57 @@ def _bsdf(finish: dict[str, Any], colours: dict[str, Any]) -> dict[str, Any]:
     """The Mitsuba BSDF of ``finish`` coloured by the texture ``colours``."""
     if finish["type"] == "diffuse":
         return {"type": "diffuse", "reflectance": colours}
+    if finish["type"] == "principled":
+        return {**finish, "base_color": colours}
     return {**finish, "diffuse_reflectance": colours}
+
+
+def happens(rng: np.random.Generator, chance: float) -> bool:
+    """Whether an event of ``chance`` happens; no random number is drawn for chance 0, so a
+    domain without the event draws everything else as before."""
+    return chance > 0 and rng.random() < chance
 
 
 def piece_finishes(vary: Variation, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
     """The materials of a set: its ``body`` (matte or lacquered wood for a wooden set; rough,
-    satin or smooth plastic otherwise, never matte for a glossy ``look``) and the glossy
+    satin or smooth plastic otherwise, never matte for a glossy ``look``; a glossy body is
+    by the domain's ``principled`` chance a GGX base under a clear coat) and the glossy
     ``head`` of painted balls."""
     head = {"type": "roughplastic", "alpha": float(rng.uniform(0.04, 0.2))}
+    body: dict[str, Any]
     if vary.wooden_set:
         if rng.random() < 0.5:
-            return {"body": {"type": "diffuse"}, "head": head}
-        return {
-            "body": {"type": "roughplastic", "alpha": float(rng.uniform(0.1, 0.45))},
-            "head": head,
-        }
-    kind = rng.random()
-    if kind < 0.2:
-        body: dict[str, Any] = {"type": "plastic"}
-    elif kind < 0.85 or vary.look.get("glossy", False):
-        body = {"type": "roughplastic", "alpha": float(rng.uniform(0.03, 0.35))}
+            body = {"type": "diffuse"}
+        else:
+            body = {"type": "roughplastic", "alpha": float(rng.uniform(0.1, 0.45))}
     else:
-        body = {"type": "diffuse"}
+        kind = rng.random()
+        if kind < 0.2:
+            body = {"type": "plastic"}
+        elif kind < 0.85 or vary.look.get("glossy", False):
+            body = {"type": "roughplastic", "alpha": float(rng.uniform(0.03, 0.35))}
+        else:
+            body = {"type": "diffuse"}
+    if body["type"] != "diffuse" and happens(rng, vary.domain.principled):
+        body = {
+            "type": "principled",
+            "roughness": float(rng.uniform(0.1, 0.7)),
+            "specular": float(rng.uniform(0.3, 0.8)),
+            "clearcoat": float(rng.uniform(0.0, 1.0)),
+            "clearcoat_gloss": float(rng.uniform(0.3, 1.0)),
+            "sheen": float(rng.uniform(0.0, 0.5)),
+        }
     return {"body": body, "head": head}
 
 
-def lights(
+def _lamp(
     geometry: BoardGeometry, rng: np.random.Generator, mi: Any, target: np.ndarray
 ) -> dict[str, Any]:
-    """White light of one room: the room all round, a sun or an area lamp of any size (hard
-    to soft shadows), and by chance a window to one side (broad reflections)."""
+    """A white key light: a sun, or an area lamp of any size (hard to soft shadows)."""
     T = mi.ScalarTransform4f
-    room = _rgb([rng.uniform(0.04, 0.5)] * 3)
-    out: dict[str, Any] = {"room": {"type": "constant", "radiance": room}}
     if rng.random() < 0.4:
         up, turn = math.radians(rng.uniform(35, 85)), rng.uniform(0, 2 * math.pi)
-        out["key"] = {
+        return {
             "type": "directional",
             "direction": [
                 math.cos(up) * math.cos(turn),
@@ -358,17 +417,39 @@ def lights(
             ],
             "irradiance": _rgb([rng.uniform(1.0, 4.0)] * 3),
         }
-    else:
-        lamp = random_lamp(geometry, rng, False)
-        side = float(np.exp(rng.uniform(np.log(30), np.log(900))))
-        distance = float(np.linalg.norm(lamp - target))
-        radiance = rng.uniform(1.0, 4.0) * distance**2 / (side * side) / math.pi
-        out["key"] = {
-            "type": "rectangle",
-            "to_world": T().look_at(origin=lamp.tolist(), target=target.tolist(), up=[0, 1, 0])
-            @ T().scale([side / 2, side / 2, 1]),
-            "emitter": {"type": "area", "radiance": _rgb([radiance] * 3)},
-        }
+    lamp = random_lamp(geometry, rng, False)
+    side = float(np.exp(rng.uniform(np.log(30), np.log(900))))
+    distance = float(np.linalg.norm(lamp - target))
+    radiance = rng.uniform(1.0, 4.0) * distance**2 / (side * side) / math.pi
+    return {
+        "type": "rectangle",
+        "to_world": T().look_at(origin=lamp.tolist(), target=target.tolist(), up=[0, 1, 0])
+        @ T().scale([side / 2, side / 2, 1]),
+        "emitter": {"type": "area", "radiance": _rgb([radiance] * 3)},
+    }
+
+
+def _tint(light: dict[str, Any], kelvin: float) -> None:
+    """Colour ``light`` (a sun or an area emitter) like a black body at ``kelvin``."""
+    gains = lamp_gains(kelvin)[::-1]
+    value = light["emitter"]["radiance"] if "emitter" in light else light["irradiance"]
+    value["value"] = [float(v * g) for v, g in zip(value["value"], gains, strict=True)]
+
+
+def lights(
+    geometry: BoardGeometry,
+    rng: np.random.Generator,
+    mi: Any,
+    target: np.ndarray,
+    domain: Domain = Domain.TRAIN,
+) -> dict[str, Any]:
+    """The light of one room: the room all round, a key light (:func:`_lamp`), by chance a
+    window to one side (broad reflections), and by ``domain``'s chances a second key light
+    and a lamp and window of different colours (the camera's response tints them all)."""
+    T = mi.ScalarTransform4f
+    room = _rgb([rng.uniform(0.04, 0.5)] * 3)
+    out: dict[str, Any] = {"room": {"type": "constant", "radiance": room}}
+    out["key"] = _lamp(geometry, rng, mi, target)
     if rng.random() < 0.4:
         turn, reach = rng.uniform(0, 2 * math.pi), rng.uniform(900, 1600)
         window = target + np.array(
@@ -380,6 +461,13 @@ def lights(
             @ T().scale([rng.uniform(300, 700), rng.uniform(400, 800), 1]),
             "emitter": {"type": "area", "radiance": _rgb([rng.uniform(0.3, 2.0)] * 3)},
         }
+    if happens(rng, domain.second_lamp):
+        out["second-key"] = _lamp(geometry, rng, mi, target)
+    if happens(rng, domain.mixed_light):
+        lamp_k, window_k = rng.uniform(*domain.lamp_kelvin), rng.uniform(*domain.window_kelvin)
+        for name, light in out.items():
+            if name != "room":
+                _tint(light, window_k if name == "window" else lamp_k)
     return out
 
 
@@ -391,9 +479,13 @@ def render_traced(
     domain: Domain = Domain.TRAIN,
     spp: int = 8,
     size: tuple[int, int] = DEFAULT_SIZE,
+    hand: bool | None = False,
 ) -> Scene:
     """Path-trace ``cells`` (observation contents; missing cells are empty) of ``game`` with
-    ``domain``'s draws for ``seed`` and ``spp`` samples a pixel; no hand."""
+    ``domain``'s draws for ``seed`` and ``spp`` samples a pixel. ``hand``: True/False a hand
+    over the board or none, None lets the seed decide (as :func:`~.scene.render_scene` does,
+    4 scenes in 10; a second hand or an arm only by the domain's chances). A hand's draws
+    come from a stream of their own: the rest of the scene is the same with or without it."""
     if game not in GAMES:
         raise ValueError(f"the path tracer draws {', '.join(GAMES)}, not {game}")
     mi = mitsuba()
@@ -412,29 +504,47 @@ def render_traced(
         mat, board = _textures(geometry, vary)
         assert board is not None  # games lying flat have a board texture
         build.planes(mat, board, rng)
-        finishes = piece_finishes(vary, rng)
+        finishes = {**piece_finishes(vary, rng), **HAND_FINISHES}
         if game == "gobblet":
             build.gobblet(truth)
         else:
             build.squares(truth)
+        hand_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 4])
+        wants_hand = bool(hand_rng.random() < HAND_CHANCE) if hand is None else hand
+        if wants_hand:
+            for arm_only in (vary.arm_only, *((False,) if vary.two_hands else ())):
+                _, skin, sleeve = hand_pose(
+                    geometry, camera, build.surface_z, hand_rng, False, arm_only
+                )
+                build.hand(skin, sleeve, np.asarray(hand_colours(vary)))
         build.meshes(finishes)
         scene_dict: dict[str, Any] = {
             "type": "scene",
             "integrator": {"type": "path", "max_depth": 6},
             **build.shapes,
-            **lights(geometry, rng, mi, target),
+            **lights(geometry, rng, mi, target, domain),
         }
         box = crop_box(camera, np.concatenate([keep, *([build.tops] if build.tops else [])]))
         image = _render(mi, scene_dict, camera, box, spp, seed)
     photo = respond(exposed(image, box), Look.random(rng), vary.response, rng)
     surface_z = build.surface_z
-    params.update(domain=domain.name, renderer="mitsuba", spp=spp, response=vary.response.__dict__)
+    mask = build.mask(camera)
+    hidden, hidden_markers, occluded = _occlusion(
+        geometry, camera, camera, surface_z, mask if mask.any() else None
+    )
+    params.update(
+        domain=domain.name,
+        renderer="mitsuba",
+        spp=spp,
+        hand=wants_hand,
+        response=vary.response.__dict__,
+    )
     return Scene(
         game=game,
         image=photo,
         cells=truth,
-        hidden=frozenset(),
-        occluded=False,
+        hidden=hidden,
+        occluded=occluded,
         camera=camera,
         homography=camera.homography(surface_z),
         marker_homography=camera.homography(0.0),
@@ -442,6 +552,7 @@ def render_traced(
         seed=seed,
         params=params,
         mat_camera=camera,
+        hidden_markers=hidden_markers,
     )
 
 

@@ -63,7 +63,7 @@ def scene_patches(
     """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn; every
     ``nominal_every``-th scene of the recipe in the nominal look, which is part of the world
     too; every ``traced.every``-th, from the first, path-traced at ``traced.spp`` samples a
-    pixel, :mod:`vision.synth.traced`)."""
+    pixel, :mod:`vision.synth.traced`, with a hand in 4 in 10 when ``traced.hands`` is true)."""
     games = recipe["games"]
     every = int(recipe.get("nominal_every", 0))
     if every and index % every == every - 1:
@@ -74,7 +74,12 @@ def scene_patches(
     traced = recipe.get("traced")
     if traced and index % int(traced["every"]) == 0:
         scene = render_traced(
-            game, cells, seed * 1_000_003 + index, domain=domain, spp=int(traced["spp"])
+            game,
+            cells,
+            seed * 1_000_003 + index,
+            domain=domain,
+            spp=int(traced["spp"]),
+            hand=None if traced.get("hands", False) else False,
         )
     else:
         scene = render_scene(game, cells, seed * 1_000_003 + index, domain=domain)
