@@ -86,6 +86,14 @@ def test_a_recipe_that_asks_for_traced_scenes_gets_them_labelled() -> None:
     assert patches.y[np.argsort(patches.cell)].tolist() == want
 
 
+def test_a_scene_both_nominal_and_traced_stays_painted_and_nominal_is_refused() -> None:
+    recipe = {**recipes()["gobblet"], "nominal_every": 5, "traced": {"every": 3, "spp": 1}}
+    patches = scene_patches(recipe, 9, 3)  # index 9: nominal (9 % 5 == 4) and traced (9 % 3)
+    assert len(patches.y) == len(GEOMETRY.cells)
+    with pytest.raises(ValueError, match="varied domain's scenes, not nominal's"):
+        traced.render_traced("gobblet", {}, 1, domain=Domain.NOMINAL)
+
+
 def test_the_bench_s_traced_split_draws_hands_by_chance() -> None:
     r = bench_game("gobblet", 2, 2026, split="traced")  # the first scene's seed draws a hand
     assert (r.scenes, r.hand_scenes, r.not_found) == (2, 1, 0)

@@ -488,6 +488,8 @@ def render_traced(
     come from a stream of their own: the rest of the scene is the same with or without it."""
     if game not in GAMES:
         raise ValueError(f"the path tracer draws {', '.join(GAMES)}, not {game}")
+    if not domain.varied:
+        raise ValueError(f"the path tracer draws a varied domain's scenes, not {domain.name}'s")
     mi = mitsuba()
     geometry = load_geometry(game)
     unknown = set(cells) - set(geometry.cell_names)

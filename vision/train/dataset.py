@@ -63,7 +63,8 @@ def scene_patches(
     """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn; every
     ``nominal_every``-th scene of the recipe in the nominal look, which is part of the world
     too; every ``traced.every``-th, from the first, path-traced at ``traced.spp`` samples a
-    pixel, :mod:`vision.synth.traced`, with a hand in 4 in 10 when ``traced.hands`` is true)."""
+    pixel, :mod:`vision.synth.traced`, with a hand in 4 in 10 when ``traced.hands`` is true;
+    a scene that is both stays painted in the nominal look)."""
     games = recipe["games"]
     every = int(recipe.get("nominal_every", 0))
     if every and index % every == every - 1:
@@ -72,7 +73,7 @@ def scene_patches(
     rng = np.random.default_rng([seed, index])
     cells = random_position(game, rng)
     traced = recipe.get("traced")
-    if traced and index % int(traced["every"]) == 0:
+    if traced and index % int(traced["every"]) == 0 and domain is not Domain.NOMINAL:
         scene = render_traced(
             game,
             cells,
