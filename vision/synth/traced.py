@@ -311,13 +311,12 @@ class _Builder:
                 verts, faces = tent_mesh(outline)
                 self.parts.append((verts, faces, finish, colour, True))
 
-    def mask(self, camera: Camera, finishes: tuple[str, ...] = ("skin", "sleeve")) -> np.ndarray:
-        """The coverage mask (uint8, 255 = covered) of the parts of ``finishes`` seen by
-        ``camera``."""
+    def hand_mask(self, camera: Camera) -> np.ndarray:
+        """The coverage mask (uint8, 255 = covered) of the hands' parts seen by ``camera``."""
         w, h = camera.size
         mask = np.zeros((h, w), dtype=np.uint8)
         for verts, faces, finish, _, _ in self.parts:
-            if finish in finishes:
+            if finish in HAND_FINISHES:
                 px = np.round(camera.project(verts) * 16).astype(np.int32)
                 cv2.fillPoly(mask, list(px[faces]), 255, cv2.LINE_8, 4)
         return mask
@@ -530,7 +529,7 @@ def render_traced(
         image = _render(mi, scene_dict, camera, box, spp, seed)
     photo = respond(exposed(image, box), Look.random(rng), vary.response, rng)
     surface_z = build.surface_z
-    mask = build.mask(camera)
+    mask = build.hand_mask(camera)
     hidden, hidden_markers, occluded = _occlusion(
         geometry, camera, camera, surface_z, mask if mask.any() else None
     )
