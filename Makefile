@@ -17,6 +17,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n 2
 
 # Fit the readers' models (vision/models/) from vision/train/recipes.json in a venv of its own,
