@@ -156,8 +156,7 @@ def _lights(domain: Domain, seed: int) -> tuple[dict, np.random.Generator]:
 
 
 def _colour(light: dict) -> np.ndarray:
-    value = light["emitter"]["radiance"] if "emitter" in light else light["irradiance"]
-    return np.asarray(value["value"])
+    return np.asarray(traced.emitted(light)["value"])
 
 
 def test_training_light_is_white_and_held_out_light_may_mix_a_warm_lamp_and_a_cold_window() -> None:

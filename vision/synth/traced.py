@@ -299,17 +299,19 @@ class _Builder:
             verts, faces = box_mesh(centre, half, self.surface_z, depth)
             self.part(verts, faces, "body", linear(vary.look["pieces"][content], tone), False)
 
-    def hand(self, skin: list[np.ndarray], sleeve: list[np.ndarray], colours: np.ndarray) -> None:
+    def hand(
+        self,
+        skin: list[np.ndarray],
+        sleeve: list[np.ndarray],
+        skin_bgr: np.ndarray,
+        sleeve_bgr: np.ndarray,
+    ) -> None:
         """A hand of :func:`~.hands.hand_pose`'s outlines, each a low tent (:func:`tent_mesh`)
-        in ``colours`` (skin then sleeve, BGR 0-255); it casts its own shadow."""
-        skin_colour, sleeve_colour = (srgb_decode(c[::-1] / 255.0).tolist() for c in colours)
-        for finish, outlines, colour in (
-            ("skin", skin, skin_colour),
-            ("sleeve", sleeve, sleeve_colour),
-        ):
+        of its colour (BGR 0-255, :func:`~.hands.hand_colours`); it casts its own shadow."""
+        for finish, outlines, bgr in (("skin", skin, skin_bgr), ("sleeve", sleeve, sleeve_bgr)):
+            colour = srgb_decode(np.asarray(bgr)[::-1] / 255.0).tolist()
             for outline in outlines:
-                verts, faces = tent_mesh(outline)
-                self.parts.append((verts, faces, finish, colour, True))
+                self.parts.append((*tent_mesh(outline), finish, colour, True))
 
     def hand_mask(self, camera: Camera) -> np.ndarray:
         """The coverage mask (uint8, 255 = covered) of the hands' parts seen by ``camera``."""
@@ -428,10 +430,16 @@ def _lamp(
     }
 
 
+def emitted(light: dict[str, Any]) -> dict[str, Any]:
+    """The RGB value a light of :func:`lights` emits: an area emitter's radiance or a sun's
+    irradiance."""
+    return light["emitter"]["radiance"] if "emitter" in light else light["irradiance"]
+
+
 def _tint(light: dict[str, Any], kelvin: float) -> None:
     """Colour ``light`` (a sun or an area emitter) like a black body at ``kelvin``."""
     gains = lamp_gains(kelvin)[::-1]
-    value = light["emitter"]["radiance"] if "emitter" in light else light["irradiance"]
+    value = emitted(light)
     value["value"] = [float(v * g) for v, g in zip(value["value"], gains, strict=True)]
 
 
@@ -517,7 +525,7 @@ def render_traced(
                 _, skin, sleeve = hand_pose(
                     geometry, camera, build.surface_z, hand_rng, False, arm_only
                 )
-                build.hand(skin, sleeve, np.asarray(hand_colours(vary)))
+                build.hand(skin, sleeve, *hand_colours(vary))
         build.meshes(finishes)
         scene_dict: dict[str, Any] = {
             "type": "scene",
@@ -529,10 +537,8 @@ def render_traced(
         image = _render(mi, scene_dict, camera, box, spp, seed)
     photo = respond(exposed(image, box), Look.random(rng), vary.response, rng)
     surface_z = build.surface_z
-    mask = build.hand_mask(camera)
-    hidden, hidden_markers, occluded = _occlusion(
-        geometry, camera, camera, surface_z, mask if mask.any() else None
-    )
+    mask = build.hand_mask(camera) if wants_hand else None
+    hidden, hidden_markers, occluded = _occlusion(geometry, camera, camera, surface_z, mask)
     params.update(
         domain=domain.name,
         renderer="mitsuba",
