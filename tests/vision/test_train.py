@@ -61,18 +61,18 @@ def test_a_hand_scene_gives_foreign_patches():
 @pytest.mark.parametrize("context", [(), (0.1, 0.5, 0.9)])
 def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context):
     torch = pytest.importorskip("torch")
-    from vision.train.fit import _predict, export, fit
+    from vision.train.fit import export, fit, predict
 
     recipe = {**recipes()["blokus"], "games": ["blokus"], "context": list(context)}
     data = build(recipe, range(3), seed=5, domain="nominal", workers=1)
     assert data.context.shape == (len(data.y), 3 * len(context))
-    fitted = fit(recipe, data, data, seed=5, epochs=1)
+    fitted = fit(recipe, data, seed=5, epochs=1)
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
     assert model.context == context
     ours = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50])
-    theirs = _predict(fitted.net, data.x[:50], data.context[:50])
+    theirs = predict(fitted.net, data.x[:50], data.context[:50])
     assert np.allclose(ours, theirs, atol=1e-4)
     assert torch.is_tensor(torch.zeros(1))
     if context:
@@ -167,7 +167,7 @@ def test_the_frame_is_flagged_above_every_clear_board_and_hands_hide_their_doubt
 
 
 def test_a_cell_of_three_targets_is_hidden_whole_as_the_reader_hides_it():
-    from vision.train.fit import foreign_thresholds, validation_figures
+    from vision.train.fit import cell_foreign, foreign_thresholds, validation_figures
 
     # classes: 0 empty, 1 piece, 2 foreign; (scene, cell, truth, under, probabilities) of the
     # edges of Spectrangle-like cells, three targets a cell
@@ -193,7 +193,9 @@ def test_a_cell_of_three_targets_is_hidden_whole_as_the_reader_hides_it():
     valid = _patches(
         [r[2] for r in rows], [r[3] for r in rows], [r[0] for r in rows], [r[1] for r in rows]
     )
-    probs = np.array([r[4] for r in rows])
+    probs = cell_foreign(np.array([r[4] for r in rows]), valid, f)
+    # a cell is as foreign as its most foreign edge
+    assert probs[:3, f].tolist() == [0.9] * 3 and probs[6:9, f].tolist() == [0.6] * 3
     t = foreign_thresholds(probs, valid, f)
     assert 0.9 < t.flag <= 0.99
     # edge by edge, hiding from 0.5 on would cost one edge in view (cell 1's) and spare two

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..adapt import Adaptation
 from ..decode import WRONG_COST
-from ..model import FOREIGN, FORMAT, INPUTS, OUTPUTS, CellModel
+from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
@@ -167,14 +167,15 @@ def augment(x, c, kind: str, gen):
 
 @dataclass(frozen=True)
 class Fitted:
-    """A fitted network and its figures on the validation split."""
+    """A fitted network and how long its fit took (its thresholds and validation figures are
+    fitted on the exported model, :func:`fit_reading`)."""
 
     net: Any
-    thresholds: Thresholds
     figures: dict[str, Any]
 
 
-def _predict(net, x: np.ndarray, c: np.ndarray) -> np.ndarray:
+def predict(net, x: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The torch network ``net``'s class probabilities of patches ``x`` with contexts ``c``."""
     torch = _torch()
     net.eval()
     out = []
@@ -277,9 +278,8 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     are two questions: a frame flagged is not judged, and how many of its cells it shows is
     its own trade.
 
-    Both judge a cell as the reader does: by the largest foreign probability of its targets
-    (:func:`cell_foreign`)."""
-    probs = cell_foreign(probs, valid, foreign)
+    ``probs`` judge a cell as the reader does: by the largest foreign probability of its
+    targets (:func:`cell_foreign`)."""
     pf = probs[:, foreign]
     costs = np.array(
         [
@@ -330,8 +330,7 @@ def validation_figures(
 ) -> dict[str, Any]:
     """How the validation split is read at ``thresholds``: targets of clear cells read right,
     targets under a hand hidden in the flagged scenes, and whole scenes read right and clear
-    scenes flagged (:class:`SceneReads`), cells judged whole (:func:`cell_foreign`)."""
-    probs = cell_foreign(probs, valid, foreign)
+    scenes flagged (:class:`SceneReads`); ``probs`` judge cells whole (:func:`cell_foreign`)."""
     shown = _shown(probs, foreign)
     clear = valid.y != foreign
     reads = SceneReads.at(probs, valid, foreign, thresholds.flag)
@@ -349,8 +348,8 @@ def validation_figures(
     }
 
 
-def fit(recipe: dict[str, Any], train: Patches, valid: Patches, seed: int, epochs: int) -> Fitted:
-    """Fit the recipe's network on ``train``; threshold and figures from ``valid``."""
+def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int) -> Fitted:
+    """Fit the recipe's network on ``train``."""
     torch = _torch()
     # one thread: the network is too small to gain from more, and the spinning threads of a
     # busy machine made a step ten times slower
@@ -387,18 +386,12 @@ def fit(recipe: dict[str, Any], train: Patches, valid: Patches, seed: int, epoch
             sched.step()
             total += float(loss.detach()) * batch
         print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(x):.4f}", flush=True)
-    probs = _predict(net, valid.x, valid.context)
-    foreign = classes.index(FOREIGN)
-    thresholds = foreign_thresholds(probs, valid, foreign)
-    figures = {
-        "fit_seconds": round(time.perf_counter() - start, 1),
-        **validation_figures(probs, valid, foreign, thresholds),
-    }
-    return Fitted(net, thresholds, figures)
+    return Fitted(net, {"fit_seconds": round(time.perf_counter() - start, 1)})
 
 
 def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: dict) -> Path:
-    """Write ``out/NAME.onnx`` and ``out/NAME.json``; return the JSON's path."""
+    """Write ``out/NAME.onnx`` and ``out/NAME.json``; return the JSON's path. Its foreign
+    thresholds are 1.0 (nothing flagged) until :func:`fit_reading` fits them."""
     torch = _torch()
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
@@ -427,8 +420,8 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "classes": recipe["classes"],
         "patch": spec,
         **({"context": quantiles} if quantiles else {}),
-        "foreign_threshold": round(fitted.thresholds.flag, 4),
-        "hide_threshold": round(fitted.thresholds.hide, 4),
+        "foreign_threshold": 1.0,
+        "hide_threshold": 1.0,
         "change_threshold": info.get("change_threshold"),
         "adapt": Adaptation().to_json(),
         "trained": {**info, **fitted.figures, "date": datetime.now(UTC).strftime("%Y-%m-%d")},
@@ -457,7 +450,7 @@ def train(
     valid = build(recipe, indices, seed, workers=workers)
     render_s = time.perf_counter() - start
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
-    fitted = fit(recipe, data, valid, seed, int(epochs or recipe["epochs"]))
+    fitted = fit(recipe, data, seed, int(epochs or recipe["epochs"]))
     change = fit_change(recipe, max(1, n // 4), seed, workers)
     print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
@@ -469,7 +462,7 @@ def train(
         **change,
     }
     path = export(fitted, recipe, name, out, info)
-    print(f"{name}: {json.dumps(fitted.figures)} thresholds {fitted.thresholds} -> {path}")
+    print(f"{name}: fitted in {fitted.figures['fit_seconds']} s -> {path}", flush=True)
     fit_reading(path, valid)
     refit_adaptation(name, recipe, out, seed, workers)
     return refit_decode(name, recipe, out, seed, workers)
@@ -504,14 +497,15 @@ def fit_reading(path: Path, valid: Patches) -> Thresholds:
     model = replace(CellModel.load(path), views_below=0.0)
     level = view_level(_model_probs(model, valid))
     model = replace(model, views_below=level)
-    probs = _model_probs(model, valid)
+    probs = cell_foreign(_model_probs(model, valid), valid, model.foreign)
     thresholds = foreign_thresholds(probs, valid, model.foreign)
     meta["views"] = {"below": level}
     meta["foreign_threshold"] = round(thresholds.flag, 4)
     meta["hide_threshold"] = round(thresholds.hide, 4)
     meta["trained"].update(validation_figures(probs, valid, model.foreign, thresholds))
     _write_meta(path, meta)
-    print(f"{path.stem}: views below {level}, {thresholds} -> {path}", flush=True)
+    figures = json.dumps(meta["trained"], sort_keys=True)
+    print(f"{path.stem}: views below {level}, {thresholds}, {figures} -> {path}", flush=True)
     return thresholds
 
 
