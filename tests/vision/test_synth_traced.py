@@ -195,3 +195,31 @@ def test_held_out_glossy_bodies_may_be_principled_and_still_render() -> None:
     cells = random_position("gobblet", np.random.default_rng(2))
     scene = traced.render_traced("gobblet", cells, 3, domain=domain, spp=1, size=(320, 240))
     assert scene.image.shape == (240, 320, 3) and scene.image.std() > 5
+
+
+def test_held_out_rooms_lamps_and_finishes_reach_beyond_the_training_ranges() -> None:
+    fields = ("room_light", "lamp_power", "lamp_size_mm", "lacquer_alpha", "plastic_alpha")
+    for name in (*fields, "wood_alpha"):
+        (lo, hi), (held_lo, held_hi) = getattr(Domain.TRAIN, name), getattr(Domain.HELDOUT, name)
+        assert held_lo < lo and held_hi > hi, name
+    drawn: dict[str, dict[str, list[float]]] = {}
+    for domain in (Domain.TRAIN, Domain.HELDOUT):
+        seen = drawn.setdefault(domain.name, {"room": [], "sun": [], "alpha": []})
+        vary = Variation.draw(replace(domain, wooden_sets=0.0), GEOMETRY, np.random.default_rng(1))
+        for seed in range(60):
+            out, _ = _lights(domain, seed)
+            seen["room"].append(out["room"]["radiance"]["value"][0])
+            if out["key"]["type"] == "directional":
+                seen["sun"].append(_colour(out["key"]).max())
+            body = traced.piece_finishes(vary, np.random.default_rng(seed))["body"]
+            if body["type"] == "roughplastic":
+                seen["alpha"].append(body["alpha"])
+    train, held = drawn["train"], drawn["heldout"]
+    # training draws keep to its ranges (the suns: white, one value a channel)
+    assert min(train["room"]) >= 0.04 and max(train["room"]) <= 0.5
+    assert min(train["sun"]) >= 1.0 and max(train["sun"]) <= 4.0
+    assert min(train["alpha"]) >= 0.03 and max(train["alpha"]) <= 0.35
+    # the held-out split's go beyond them
+    assert min(held["room"]) < 0.04 and max(held["room"]) > 0.5
+    assert any(not 1.0 <= v <= 4.0 for v in held["sun"])
+    assert max(held["alpha"]) > 0.35

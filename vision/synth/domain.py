@@ -155,7 +155,24 @@ class Domain:
     #: own angle to the lamp); False: one shade per ring, as the nominal corpus does
     faceted: bool = False
 
-    # --- path-traced scenes only (:mod:`.traced`); the defaults draw no random numbers
+    # --- path-traced scenes only (:mod:`.traced`): the room, its lights and the finishes
+    #: the room's light all round (a constant environment's radiance)
+    room_light: Range = (0.04, 0.5)
+    #: chance that the key light is a sun (else an area lamp)
+    sun: float = 0.4
+    #: the key light's strength (a sun's irradiance; an area lamp's, as it lights the board)
+    lamp_power: Range = (1.0, 4.0)
+    #: an area lamp's side (mm, drawn log-uniformly: hard to soft shadows)
+    lamp_size_mm: Range = (30.0, 900.0)
+    #: chance of a window to one side (broad reflections on glossy pieces)
+    window: float = 0.4
+    #: chance that the board is lacquered, and the lacquer's roughness (alpha)
+    board_lacquer: float = 0.35
+    lacquer_alpha: Range = (0.08, 0.3)
+    #: roughness (alpha) of a rough plastic set, and of a lacquered wooden one
+    plastic_alpha: Range = (0.03, 0.35)
+    wood_alpha: Range = (0.1, 0.45)
+    # the extras below draw no random number at their default chance 0
     #: chance that the lamp and the window are of different colour temperatures, drawn from
     #: ``lamp_kelvin`` and ``window_kelvin`` (mixed light that no white balance undoes)
     mixed_light: float = 0.0
@@ -335,6 +352,15 @@ Domain.HELDOUT = Domain(
     arm_only=0.2,
     distractor=0.4,
     distractor_over_mat=0.5,
+    room_light=(0.02, 0.8),
+    sun=0.5,
+    lamp_power=(0.6, 5.0),
+    lamp_size_mm=(15.0, 1500.0),
+    window=0.55,
+    board_lacquer=0.5,
+    lacquer_alpha=(0.04, 0.45),
+    plastic_alpha=(0.015, 0.5),
+    wood_alpha=(0.06, 0.6),
     mixed_light=0.5,
     lamp_kelvin=(2400.0, 3600.0),
     window_kelvin=(5500.0, 9000.0),

@@ -172,9 +172,14 @@ class _Builder:
         )
         size = np.asarray(board.pixels.shape[1::-1]) / board.px_per_mm
         top = self._texture(board, "board")
+        domain = self.vary.domain
         finish = (
-            {"type": "roughplastic", "diffuse_reflectance": top, "alpha": rng.uniform(0.08, 0.3)}
-            if rng.random() < 0.35
+            {
+                "type": "roughplastic",
+                "diffuse_reflectance": top,
+                "alpha": rng.uniform(*domain.lacquer_alpha),
+            }
+            if rng.random() < domain.board_lacquer
             else {"type": "diffuse", "reflectance": top}
         )
         self.rectangle("board", np.asarray(board.origin), size, self.surface_z, finish)
@@ -375,22 +380,23 @@ def piece_finishes(vary: Variation, rng: np.random.Generator) -> dict[str, dict[
     satin or smooth plastic otherwise, never matte for a glossy ``look``; a glossy body is
     by the domain's ``principled`` chance a GGX base under a clear coat) and the glossy
     ``head`` of painted balls."""
+    domain = vary.domain
     head = {"type": "roughplastic", "alpha": float(rng.uniform(0.04, 0.2))}
     body: dict[str, Any]
     if vary.wooden_set:
         if rng.random() < 0.5:
             body = {"type": "diffuse"}
         else:
-            body = {"type": "roughplastic", "alpha": float(rng.uniform(0.1, 0.45))}
+            body = {"type": "roughplastic", "alpha": float(rng.uniform(*domain.wood_alpha))}
     else:
         kind = rng.random()
         if kind < 0.2:
             body = {"type": "plastic"}
         elif kind < 0.85 or vary.look.get("glossy", False):
-            body = {"type": "roughplastic", "alpha": float(rng.uniform(0.03, 0.35))}
+            body = {"type": "roughplastic", "alpha": float(rng.uniform(*domain.plastic_alpha))}
         else:
             body = {"type": "diffuse"}
-    if body["type"] != "diffuse" and happens(rng, vary.domain.principled):
+    if body["type"] != "diffuse" and happens(rng, domain.principled):
         body = {
             "type": "principled",
             "roughness": float(rng.uniform(0.1, 0.7)),
@@ -403,11 +409,12 @@ def piece_finishes(vary: Variation, rng: np.random.Generator) -> dict[str, dict[
 
 
 def _lamp(
-    geometry: BoardGeometry, rng: np.random.Generator, mi: Any, target: np.ndarray
+    geometry: BoardGeometry, rng: np.random.Generator, mi: Any, target: np.ndarray, domain: Domain
 ) -> dict[str, Any]:
-    """A white key light: a sun, or an area lamp of any size (hard to soft shadows)."""
+    """A white key light: a sun, or an area lamp of any size (hard to soft shadows), as
+    strong and as large as ``domain`` draws them."""
     T = mi.ScalarTransform4f
-    if rng.random() < 0.4:
+    if rng.random() < domain.sun:
         up, turn = math.radians(rng.uniform(35, 85)), rng.uniform(0, 2 * math.pi)
         return {
             "type": "directional",
@@ -416,12 +423,12 @@ def _lamp(
                 math.cos(up) * math.sin(turn),
                 math.sin(up),
             ],
-            "irradiance": _rgb([rng.uniform(1.0, 4.0)] * 3),
+            "irradiance": _rgb([rng.uniform(*domain.lamp_power)] * 3),
         }
     lamp = random_lamp(geometry, rng, False)
-    side = float(np.exp(rng.uniform(np.log(30), np.log(900))))
+    side = float(np.exp(rng.uniform(*np.log(domain.lamp_size_mm))))
     distance = float(np.linalg.norm(lamp - target))
-    radiance = rng.uniform(1.0, 4.0) * distance**2 / (side * side) / math.pi
+    radiance = rng.uniform(*domain.lamp_power) * distance**2 / (side * side) / math.pi
     return {
         "type": "rectangle",
         "to_world": T().look_at(origin=lamp.tolist(), target=target.tolist(), up=[0, 1, 0])
@@ -454,10 +461,10 @@ def lights(
     window to one side (broad reflections), and by ``domain``'s chances a second key light
     and a lamp and window of different colours (the camera's response tints them all)."""
     T = mi.ScalarTransform4f
-    room = _rgb([rng.uniform(0.04, 0.5)] * 3)
+    room = _rgb([rng.uniform(*domain.room_light)] * 3)
     out: dict[str, Any] = {"room": {"type": "constant", "radiance": room}}
-    out["key"] = _lamp(geometry, rng, mi, target)
-    if rng.random() < 0.4:
+    out["key"] = _lamp(geometry, rng, mi, target, domain)
+    if rng.random() < domain.window:
         turn, reach = rng.uniform(0, 2 * math.pi), rng.uniform(900, 1600)
         window = target + np.array(
             [reach * math.cos(turn), reach * math.sin(turn), -rng.uniform(300, 900)]
@@ -469,7 +476,7 @@ def lights(
             "emitter": {"type": "area", "radiance": _rgb([rng.uniform(0.3, 2.0)] * 3)},
         }
     if happens(rng, domain.second_lamp):
-        out["second-key"] = _lamp(geometry, rng, mi, target)
+        out["second-key"] = _lamp(geometry, rng, mi, target, domain)
     if happens(rng, domain.mixed_light):
         lamp_k, window_k = rng.uniform(*domain.lamp_kelvin), rng.uniform(*domain.window_kelvin)
         for name, light in out.items():
