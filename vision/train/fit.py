@@ -171,7 +171,7 @@ class Fitted:
     fitted on the exported model, :func:`fit_reading`)."""
 
     net: Any
-    figures: dict[str, Any]
+    fit_seconds: float
 
 
 def predict(net, x: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -386,7 +386,7 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int) -> Fitte
             sched.step()
             total += float(loss.detach()) * batch
         print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(x):.4f}", flush=True)
-    return Fitted(net, {"fit_seconds": round(time.perf_counter() - start, 1)})
+    return Fitted(net, round(time.perf_counter() - start, 1))
 
 
 def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: dict) -> Path:
@@ -424,7 +424,11 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "hide_threshold": 1.0,
         "change_threshold": info.get("change_threshold"),
         "adapt": Adaptation().to_json(),
-        "trained": {**info, **fitted.figures, "date": datetime.now(UTC).strftime("%Y-%m-%d")},
+        "trained": {
+            **info,
+            "fit_seconds": fitted.fit_seconds,
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        },
     }
     path = out / f"{name}.json"
     _write_meta(path, meta)
@@ -462,7 +466,7 @@ def train(
         **change,
     }
     path = export(fitted, recipe, name, out, info)
-    print(f"{name}: fitted in {fitted.figures['fit_seconds']} s -> {path}", flush=True)
+    print(f"{name}: fitted in {fitted.fit_seconds} s -> {path}", flush=True)
     fit_reading(path, valid)
     refit_adaptation(name, recipe, out, seed, workers)
     return refit_decode(name, recipe, out, seed, workers)
