@@ -58,15 +58,22 @@ def test_a_hand_scene_gives_foreign_patches():
     assert found.x.shape[1:] == (3, 16, 16)
 
 
-@pytest.mark.parametrize("context", [(), (0.1, 0.5, 0.9)])
-def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context):
+@pytest.mark.parametrize(
+    ("context", "full", "threads"), [((), 1, 1), ((0.1, 0.5, 0.9), 1, 1), ((), 2, 2)]
+)
+def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context, full, threads):
     torch = pytest.importorskip("torch")
     from vision.train.fit import export, fit, predict
 
-    recipe = {**recipes()["blokus"], "games": ["blokus"], "context": list(context)}
+    recipe = {**recipes()["blokus"], "games": ["blokus"], "context": list(context), "full": full}
     data = build(recipe, range(3), seed=5, domain="nominal", workers=1)
     assert data.context.shape == (len(data.y), 3 * len(context))
-    fitted = fit(recipe, data, seed=5, epochs=1)
+    fitted = fit(recipe, data, seed=5, epochs=1, threads=threads)
+    assert torch.get_num_threads() == threads
+    # ``full`` convolutions see the patch at its full resolution, before the first pooling
+    layers = list(fitted.net.features)
+    first_pool = next(i for i, m in enumerate(layers) if isinstance(m, torch.nn.MaxPool2d))
+    assert sum(isinstance(m, torch.nn.Conv2d) for m in layers[:first_pool]) == full
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])

@@ -72,7 +72,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the scenes and the fit")
     p.add_argument("--scenes", type=int, help="rendered scenes (default: the recipe's)")
     p.add_argument("--epochs", type=int, help="training epochs (default: the recipe's)")
-    p.add_argument("--workers", type=int, help="processes rendering scenes (default: all cores)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="processes rendering scenes and threads fitting the network (default: all cores)",
+    )
     p.add_argument("--out", default=str(MODELS_DIR), help="folder of the model files")
     p.add_argument(
         "--threshold-only",

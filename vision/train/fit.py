@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -48,31 +49,30 @@ def _torch():
     return torch
 
 
-def network(channels: int, px: int, classes: int, width: int, context: int = 0):
+def network(channels: int, px: int, classes: int, width: int, context: int = 0, full: int = 1):
     """The patch classifier (a ``torch.nn.Module``): ``net(x, c)`` gives the logits of
     patches ``x`` (N x C x px x px) with their frames' contexts ``c`` (N x ``context``, or
     N x ``context`` x 1 x 1 as the exported network takes it; ignored when ``context`` is 0),
-    ``net.embed(x, c)`` the last hidden layer."""
+    ``net.embed(x, c)`` the last hidden layer. ``full``: convolutions at the patch's full
+    resolution, before the first pooling."""
     torch = _torch()
     nn = torch.nn
     w = width
     side = px // 8
 
+    def block(into: int, out: int) -> list:
+        return [nn.Conv2d(into, out, 3, padding=1), nn.BatchNorm2d(out), nn.ReLU()]
+
     class PatchNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.features = nn.Sequential(
-                nn.Conv2d(channels, w, 3, padding=1),
-                nn.BatchNorm2d(w),
-                nn.ReLU(),
+                *block(channels, w),
+                *[layer for _ in range(full - 1) for layer in block(w, w)],
                 nn.MaxPool2d(2),
-                nn.Conv2d(w, 2 * w, 3, padding=1),
-                nn.BatchNorm2d(2 * w),
-                nn.ReLU(),
+                *block(w, 2 * w),
                 nn.MaxPool2d(2),
-                nn.Conv2d(2 * w, 2 * w, 3, padding=1),
-                nn.BatchNorm2d(2 * w),
-                nn.ReLU(),
+                *block(2 * w, 2 * w),
                 nn.MaxPool2d(2),
                 nn.Flatten(),
             )
@@ -348,19 +348,20 @@ def validation_figures(
     }
 
 
-def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int) -> Fitted:
-    """Fit the recipe's network on ``train``."""
+def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads: int = 1) -> Fitted:
+    """Fit the recipe's network on ``train`` with ``threads`` threads (two take 0.7 times as
+    long as one on a quiet two-core machine; on a busy one, spinning threads made a step ten
+    times slower: give it only the cores that are free)."""
     torch = _torch()
-    # one thread: the network is too small to gain from more, and the spinning threads of a
-    # busy machine made a step ten times slower
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     classes = recipe["classes"]
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
     context = channels * len(recipe.get("context", ()))
-    net = network(channels, spec["px"], len(classes), int(recipe.get("width", 16)), context)
+    width, full = int(recipe.get("width", 16)), int(recipe.get("full", 1))
+    net = network(channels, spec["px"], len(classes), width, context, full)
     x = torch.from_numpy(train.x.astype(np.float32))
     c = torch.from_numpy(train.context.astype(np.float32))
     y = torch.from_numpy(train.y.astype(np.int64))
@@ -454,7 +455,9 @@ def train(
     valid = build(recipe, indices, seed, workers=workers)
     render_s = time.perf_counter() - start
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
-    fitted = fit(recipe, data, seed, int(epochs or recipe["epochs"]))
+    # the renders are done: the fit may have the cores they had
+    threads = workers or os.cpu_count() or 1
+    fitted = fit(recipe, data, seed, int(epochs or recipe["epochs"]), threads)
     change = fit_change(recipe, max(1, n // 4), seed, workers)
     print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
