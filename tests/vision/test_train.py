@@ -59,13 +59,22 @@ def test_a_hand_scene_gives_foreign_patches():
 
 
 @pytest.mark.parametrize(
-    ("context", "full", "threads"), [((), 1, 1), ((0.1, 0.5, 0.9), 1, 1), ((), 2, 2)]
+    ("context", "full", "threads", "standardise"),
+    [((), 1, 1, False), ((0.1, 0.5, 0.9), 1, 1, False), ((), 2, 2, False), ((), 1, 1, True)],
 )
-def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context, full, threads):
+def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
+    tmp_path, context, full, threads, standardise
+):
     torch = pytest.importorskip("torch")
     from vision.train.fit import export, fit, predict
 
-    recipe = {**recipes()["blokus"], "games": ["blokus"], "context": list(context), "full": full}
+    recipe = {
+        **recipes()["blokus"],
+        "games": ["blokus"],
+        "context": list(context),
+        "full": full,
+        "standardise": standardise,
+    }
     data = build(recipe, range(3), seed=5, domain="nominal", workers=1)
     assert data.context.shape == (len(data.y), 3 * len(context))
     fitted = fit(recipe, data, seed=5, epochs=1, threads=threads)
@@ -74,6 +83,9 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context, full,
     layers = list(fitted.net.features)
     first_pool = next(i for i, m in enumerate(layers) if isinstance(m, torch.nn.MaxPool2d))
     assert sum(isinstance(m, torch.nn.Conv2d) for m in layers[:first_pool]) == full
+    # a standardised network's first convolution sees each channel twice
+    first = next(m for m in layers if isinstance(m, torch.nn.Conv2d))
+    assert first.in_channels == (6 if standardise else 3)
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
@@ -86,6 +98,27 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(tmp_path, context, full,
         # the context is the frame's: another one changes what a patch means
         dark = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50] * 0.3)
         assert not np.allclose(ours, dark, atol=1e-4)
+
+
+def test_standardised_channels_are_each_patch_s_own_contrast():
+    torch = pytest.importorskip("torch")
+    from vision.train.fit import SPREAD_FLOOR, network
+
+    net = network(3, 16, 4, 8, standardise=True)
+    standardised = net.features[0]
+    x = torch.rand(5, 3, 16, 16, generator=torch.Generator().manual_seed(2))
+    out = standardised(x)
+    assert out.shape == (5, 6, 16, 16)
+    assert torch.equal(out[:, :3], x)
+    # each channel of each patch: mean 0, spread just under 1 (the floor added to it)
+    assert torch.allclose(out[:, 3:].mean(dim=(2, 3)), torch.zeros(5, 3), atol=1e-5)
+    spread = out[:, 3:].std(dim=(2, 3), unbiased=False)
+    assert bool((spread < 1).all()) and bool((spread > 1 - 2 * SPREAD_FLOOR / 0.2).all())
+    # a dimmer, offset copy of a patch has nearly the same standardised channels (the floor
+    # weighs more on its halved spread), unlike its plain ones
+    dim = standardised(0.5 * x + 0.2)
+    assert torch.allclose(dim[:, 3:], out[:, 3:], rtol=0.1, atol=1e-3)
+    assert not torch.allclose(dim[:, :3], out[:, :3], rtol=0.1, atol=1e-3)
 
 
 def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():

@@ -49,12 +49,28 @@ def _torch():
     return torch
 
 
-def network(channels: int, px: int, classes: int, width: int, context: int = 0, full: int = 1):
+#: What :func:`network`'s standardised channels add to a patch channel's spread before dividing
+#: by it: a flat patch (an empty cell in even light) stays near zero instead of amplifying noise.
+SPREAD_FLOOR = 0.02
+
+
+def network(
+    channels: int,
+    px: int,
+    classes: int,
+    width: int,
+    context: int = 0,
+    full: int = 1,
+    standardise: bool = False,
+):
     """The patch classifier (a ``torch.nn.Module``): ``net(x, c)`` gives the logits of
     patches ``x`` (N x C x px x px) with their frames' contexts ``c`` (N x ``context``, or
     N x ``context`` x 1 x 1 as the exported network takes it; ignored when ``context`` is 0),
     ``net.embed(x, c)`` the last hidden layer. ``full``: convolutions at the patch's full
-    resolution, before the first pooling."""
+    resolution, before the first pooling. ``standardise``: the first convolution also sees
+    every channel standardised over its own patch (less its mean, over its spread plus
+    :data:`SPREAD_FLOOR`), computed inside the network: a piece of nearly the board's own colour
+    stands out of its patch as much as a dark one."""
     torch = _torch()
     nn = torch.nn
     w = width
@@ -63,11 +79,20 @@ def network(channels: int, px: int, classes: int, width: int, context: int = 0, 
     def block(into: int, out: int) -> list:
         return [nn.Conv2d(into, out, 3, padding=1), nn.BatchNorm2d(out), nn.ReLU()]
 
+    class Standardised(nn.Module):
+        """The patch, and beside it each channel less its mean over its spread."""
+
+        def forward(self, x):
+            centred = x - x.mean(dim=(2, 3), keepdim=True)
+            spread = torch.sqrt((centred * centred).mean(dim=(2, 3), keepdim=True))
+            return torch.cat([x, centred / (spread + SPREAD_FLOOR)], 1)
+
     class PatchNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.features = nn.Sequential(
-                *block(channels, w),
+                *([Standardised()] if standardise else []),
+                *block(2 * channels if standardise else channels, w),
                 *[layer for _ in range(full - 1) for layer in block(w, w)],
                 nn.MaxPool2d(2),
                 *block(w, 2 * w),
@@ -361,7 +386,8 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
     channels = 3 * len(spec["heights_mm"])
     context = channels * len(recipe.get("context", ()))
     width, full = int(recipe.get("width", 16)), int(recipe.get("full", 1))
-    net = network(channels, spec["px"], len(classes), width, context, full)
+    standardise = bool(recipe.get("standardise", False))
+    net = network(channels, spec["px"], len(classes), width, context, full, standardise)
     x = torch.from_numpy(train.x.astype(np.float32))
     c = torch.from_numpy(train.context.astype(np.float32))
     y = torch.from_numpy(train.y.astype(np.int64))
