@@ -28,6 +28,7 @@ from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
 from .decode import fit_close_margin
+from .kernel import expected_costs
 
 #: Scenes of the validation split (rendered from other indices of the same domain).
 VALIDATION_SCENES = 0.15
@@ -293,9 +294,9 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     """The foreign thresholds fitted on the validation scenes ``valid`` (``probs``: the model's
     class probabilities of its targets).
 
-    ``flag``: of :data:`THRESHOLDS`, the middle of those of least cost (:class:`SceneReads`),
-    where a scene with a hand missed costs :data:`~vision.decode.WRONG_COST` (a false verdict,
-    as in the decoder's fit) and a clear scene flagged costs 1 (the referee waits).
+    ``flag``: of :data:`THRESHOLDS`, the one of least expected cost (:func:`flag_costs`), where
+    a scene with a hand missed costs :data:`~vision.decode.WRONG_COST` (a false verdict, as in
+    the decoder's fit) and a clear scene flagged costs 1 (the referee waits).
 
     ``hide``: of :data:`THRESHOLDS`, the middle of those that report fewest targets wrongly
     in the scenes with a hand flagged at ``flag``: a target under the hand shown as something
@@ -306,13 +307,8 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     ``probs`` judge a cell as the reader does: by the largest foreign probability of its
     targets (:func:`cell_foreign`)."""
     pf = probs[:, foreign]
-    costs = np.array(
-        [
-            WRONG_COST * r.hands_missed + r.clear_flagged
-            for r in (SceneReads.at(probs, valid, foreign, t) for t in THRESHOLDS)
-        ]
-    )
-    flag = _middle(THRESHOLDS[costs == costs.min()])
+    costs = flag_costs(probs, valid, foreign)
+    flag = _middle(THRESHOLDS[costs <= costs.min() + 1e-9])
     reads = SceneReads.at(probs, valid, foreign, flag)
     _, owner = np.unique(valid.scene, return_inverse=True)
     judged = (reads.flagged & reads.with_hand)[owner]
@@ -323,6 +319,33 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
         [np.sum(judged & np.where(pf >= t, ~under_hand, misread)) for t in THRESHOLDS]
     )
     return Thresholds(flag, _middle(THRESHOLDS[errors == errors.min()]))
+
+
+def flag_costs(probs: np.ndarray, valid: Patches, foreign: int) -> np.ndarray:
+    """The expected cost of each of :data:`THRESHOLDS` as the flag (:func:`foreign_thresholds`):
+    a scene is flagged when its most foreign target reaches the threshold; one with a hand
+    that would be read wrong unflagged (:class:`SceneReads`) costs
+    :data:`~vision.decode.WRONG_COST` below it, a clear scene costs 1 at or above it. Each
+    scene's score (the logit of its most foreign target's probability) is smoothed by a kernel
+    over the scores of its kind (:func:`vision.train.kernel.expected_costs`): counted as they
+    fall, the least cost jumps with the one scene nearest it."""
+    unflagged = SceneReads.at(probs, valid, foreign, np.inf)
+    _, owner = np.unique(valid.scene, return_inverse=True)
+    score = np.zeros(len(unflagged.with_hand))
+    np.maximum.at(score, owner, probs[:, foreign])
+    missed = unflagged.with_hand & unflagged.misread
+    return expected_costs(
+        _logit(score),
+        np.where(missed, WRONG_COST, 0.0),
+        (~unflagged.with_hand).astype(float),
+        _logit(THRESHOLDS),
+    )
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    """``log(p / (1 - p))``, ``p`` kept within 1e-6 of 0 and 1."""
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
 
 
 def cell_foreign(probs: np.ndarray, valid: Patches, foreign: int) -> np.ndarray:
