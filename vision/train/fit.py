@@ -331,11 +331,9 @@ def flag_costs(probs: np.ndarray, valid: Patches, foreign: int) -> np.ndarray:
     fall, the least cost jumps with the one scene nearest it."""
     unflagged = SceneReads.at(probs, valid, foreign, np.inf)
     _, owner = np.unique(valid.scene, return_inverse=True)
-    score = np.zeros(len(unflagged.with_hand))
-    np.maximum.at(score, owner, probs[:, foreign])
     missed = unflagged.with_hand & unflagged.misread
     return expected_costs(
-        _logit(score),
+        _logit(_largest(owner, probs[:, foreign])),
         np.where(missed, WRONG_COST, 0.0),
         (~unflagged.with_hand).astype(float),
         _logit(THRESHOLDS),
@@ -355,11 +353,16 @@ def cell_foreign(probs: np.ndarray, valid: Patches, foreign: int) -> np.ndarray:
     thresholds are fitted on what it hides. A square game's targets are its cells."""
     _, owner = np.unique(np.stack([valid.scene, valid.cell], axis=1), axis=0, return_inverse=True)
     owner = owner.ravel()
-    largest = np.zeros(owner.max(initial=-1) + 1)
-    np.maximum.at(largest, owner, probs[:, foreign])
     out = probs.copy()
-    out[:, foreign] = largest[owner]
+    out[:, foreign] = _largest(owner, probs[:, foreign])[owner]
     return out
+
+
+def _largest(owner: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per group ``0 .. owner.max()``, the largest of its ``values`` (which are at least 0)."""
+    largest = np.zeros(owner.max(initial=-1) + 1)
+    np.maximum.at(largest, owner, values)
+    return largest
 
 
 def _shown(probs: np.ndarray, foreign: int) -> np.ndarray:
