@@ -300,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--splits",
         default="corpus,heldout",
         help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
-        "models' training domain), heldout (ranges never fitted on), traced (held-out draws "
+        "shared training domain; a model's recipe may widen it), heldout (other seeds and "
+        "ranges, never fitted on), traced (held-out draws "
         "path-traced in held-out light, Gobblet and Blokus: needs Mitsuba, the [dev] or "
         "[train] extra); default corpus,heldout (vision; table: not traced)",
     )

@@ -292,8 +292,9 @@ def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bo
 
 
 #: The scene sets of the bench: the fixed corpus (the nominal look, as it always was), the
-#: models' training domain and the held-out domain (other ranges, never used for fitting or
-#: tuning), each from a stream of seeds of its own.
+#: shared training domain (a model's recipe may widen some of its ranges:
+#: :func:`vision.train.dataset.training_domain`) and the held-out domain (other seeds and ranges,
+#: never used for fitting), each from a stream of seeds of its own.
 SPLITS: dict[str, Domain] = {
     "corpus": Domain.NOMINAL,
     "train": Domain.TRAIN,

@@ -12,7 +12,7 @@ from vision.geometry import load_geometry
 from vision.model import EMPTY, FOREIGN, CellModel
 from vision.synth import Domain, random_position, render_scene
 from vision.train.cli import recipes
-from vision.train.dataset import build, labelled_patches, scene_patches
+from vision.train.dataset import build, labelled_patches, scene_patches, training_domain
 
 
 def test_every_recipe_names_a_reader_that_knows_its_classes():
@@ -24,6 +24,27 @@ def test_every_recipe_names_a_reader_that_knows_its_classes():
         cls = reader_class(recipe["reader"])
         assert set(recipe["games"]) <= set(cls.games or recipe["games"]), name
         assert {EMPTY, FOREIGN} <= set(recipe["classes"]), name
+        assert training_domain(recipe).name == "train", name  # its widened ranges are fields
+
+
+def test_a_recipe_widens_only_its_own_training_domain():
+    assert training_domain({}) == Domain.TRAIN  # the committed recipes' domain unless they say
+    wide = training_domain({"domain": {"haze": [0.0, 0.35], "two_hands": 0.5}})
+    assert wide == replace(Domain.TRAIN, haze=(0.0, 0.35), two_hands=0.5)
+    assert Domain.TRAIN.haze != (0.0, 0.35)  # the shared domain is untouched
+    for bad in ({"hazy": [0, 1]}, {"name": "heldout"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            training_domain({"domain": bad})
+
+
+def test_scenes_are_drawn_from_the_recipes_domain():
+    """A widened range reaches the rendered scenes: Gobsmacked squares rounded into circles
+    (rounding 1) give other patches than the shared domain's, the same scene otherwise."""
+    recipe = {**recipes()["gobsmacked"], "nominal_every": 0}
+    plain = scene_patches(recipe, 1, 3)
+    round_ = scene_patches({**recipe, "domain": {"motif_rounding": [1.0, 1.0]}}, 1, 3)
+    assert np.array_equal(plain.y, round_.y)
+    assert not np.array_equal(plain.x, round_.x)
 
 
 @pytest.mark.parametrize("name", ["blokus", "spectrangle"])
@@ -53,7 +74,7 @@ def test_patches_are_labelled_with_the_scene_truth(name):
 
 def test_a_hand_scene_gives_foreign_patches():
     recipe = recipes()["blokus"]
-    found = build(recipe, range(6), seed=11, domain="nominal", workers=1)
+    found = build(recipe, range(6), seed=11, domain=Domain.NOMINAL, workers=1)
     assert (found.y == recipe["classes"].index(FOREIGN)).any()
     assert found.x.shape[1:] == (3, 16, 16)
 
@@ -75,7 +96,7 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         "full": full,
         "standardise": standardise,
     }
-    data = build(recipe, range(3), seed=5, domain="nominal", workers=1)
+    data = build(recipe, range(3), seed=5, domain=Domain.NOMINAL, workers=1)
     assert data.context.shape == (len(data.y), 3 * len(context))
     fitted = fit(recipe, data, seed=5, epochs=1, threads=threads)
     assert torch.get_num_threads() == threads
@@ -125,7 +146,7 @@ def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():
     from vision.model import frame_context
 
     recipe = {**recipes()["blokus"], "context": [0.25, 0.5, 0.75]}
-    data = build(recipe, range(2), seed=5, domain="nominal", workers=1)
+    data = build(recipe, range(2), seed=5, domain=Domain.NOMINAL, workers=1)
     for scene in np.unique(data.scene):
         rows = data.scene == scene
         expected = frame_context(data.x[rows].astype(np.float32), (0.25, 0.5, 0.75))

@@ -24,8 +24,7 @@ from ..adapt import Adaptation, TableBank
 from ..bench_table import filmed_game
 from ..geometry import load_geometry
 from ..model import CellModel
-from ..synth import Domain
-from .dataset import reader_class
+from .dataset import reader_class, training_domain
 from .pool import parallel_map
 
 #: The grid the pair is chosen from.
@@ -58,9 +57,7 @@ class Table:
     steps: list[Step] = field(default_factory=list)
 
 
-def play_table(
-    model: CellModel, recipe: dict[str, Any], index: int, seed: int, domain: Domain = Domain.TRAIN
-) -> Table:
+def play_table(model: CellModel, recipe: dict[str, Any], index: int, seed: int) -> Table:
     """Film and read sample game ``index`` (the model's adaptation off while reading)."""
     games = recipe["games"]
     game = games[index % len(games)]
@@ -70,6 +67,7 @@ def play_table(
     render_seed = seed * 1_000_003 + 30_000_000 + index
     key = zlib.crc32(f"{seed}/{index}".encode())
     table = Table(game)
+    domain = training_domain(recipe)
     for shot in filmed_game(game, key, domain, MOVES, render_key=render_seed):
         if shot.pose is None:
             break

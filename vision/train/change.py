@@ -19,8 +19,8 @@ from ..change import change_scores
 from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
 from ..sampling import PatchSampler, PatchSpec
-from ..synth import Domain, random_position, render_scene
-from .dataset import reader_class
+from ..synth import random_position, render_scene
+from .dataset import reader_class, training_domain
 from .pool import parallel_map
 
 #: Share of changed targets allowed below the threshold.
@@ -40,9 +40,7 @@ def _relit(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(x, 0, 255).astype(np.uint8)
 
 
-def pair_scores(
-    recipe: dict[str, Any], index: int, seed: int, domain: Domain = Domain.TRAIN
-) -> tuple[np.ndarray, np.ndarray]:
+def pair_scores(recipe: dict[str, Any], index: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Change scores of every target of pair ``index``, and which targets really changed."""
     games = recipe["games"]
     game = games[index % len(games)]
@@ -56,7 +54,7 @@ def pair_scores(
         after[names[k]] = other[names[k]] if other[names[k]] != before[names[k]] else None
     render_seed = seed * 1_000_003 + 20_000_000 + index
     frames = [
-        render_scene(game, cells, render_seed, hand=False, domain=domain).image
+        render_scene(game, cells, render_seed, hand=False, domain=training_domain(recipe)).image
         for cells in (before, after)
     ]
     frames[1] = _relit(frames[1], rng)

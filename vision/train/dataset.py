@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from importlib import import_module
 from typing import Any
 
@@ -57,14 +57,30 @@ def reader_class(path: str) -> Any:
     return getattr(import_module(module), name)
 
 
+def training_domain(recipe: dict[str, Any]) -> Domain:
+    """The domain a recipe's scenes are drawn from: :data:`~vision.synth.Domain.TRAIN`, with
+    the ranges and chances of the recipe's ``domain`` (field name: value, a range as a
+    ``[low, high]`` list) in place of the shared ones, so that one model's training may reach
+    further than the others' without changing what they were fitted on."""
+    widened = recipe.get("domain", {})
+    unknown = sorted(set(widened) - ({f.name for f in fields(Domain)} - {"name"}))
+    if unknown:
+        raise ValueError(f"a recipe's domain cannot set {', '.join(unknown)}")
+    return replace(
+        Domain.TRAIN, **{k: tuple(v) if isinstance(v, list) else v for k, v in widened.items()}
+    )
+
+
 def scene_patches(
-    recipe: dict[str, Any], index: int, seed: int, domain: Domain = Domain.TRAIN
+    recipe: dict[str, Any], index: int, seed: int, domain: Domain | None = None
 ) -> Patches:
     """The labelled patches of scene ``index`` of a recipe's corpus (its games in turn; every
     ``nominal_every``-th scene of the recipe in the nominal look, which is part of the world
     too; every ``traced.every``-th, from the first, path-traced at ``traced.spp`` samples a
     pixel, :mod:`vision.synth.traced`, with a hand in 4 in 10 when ``traced.hands`` is true;
-    a scene that is both stays painted in the nominal look)."""
+    a scene that is both stays painted in the nominal look). ``domain``: the others' domain,
+    by default the recipe's :func:`training_domain`."""
+    domain = training_domain(recipe) if domain is None else domain
     games = recipe["games"]
     every = int(recipe.get("nominal_every", 0))
     if every and index % every == every - 1:
@@ -131,18 +147,18 @@ def labelled_patches(
     )
 
 
-def _job(args: tuple[dict[str, Any], int, int, str]) -> Patches:
-    recipe, index, seed, domain = args
-    return scene_patches(recipe, index, seed, getattr(Domain, domain.upper()))
+def _job(args: tuple[dict[str, Any], int, int, Domain | None]) -> Patches:
+    return scene_patches(*args)
 
 
 def build(
     recipe: dict[str, Any],
     scenes: range,
     seed: int,
-    domain: str = "train",
+    domain: Domain | None = None,
     workers: int | None = None,
 ) -> Patches:
-    """The patches of ``scenes`` (indices) rendered in ``domain``, on ``workers`` processes."""
+    """The patches of ``scenes`` (indices) of the recipe's corpus, on ``workers`` processes
+    (``domain``: as :func:`scene_patches` takes it)."""
     jobs = [(recipe, i, seed, domain) for i in scenes]
     return Patches.concat(parallel_map(_job, jobs, workers, chunksize=8))

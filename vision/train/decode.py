@@ -25,8 +25,7 @@ from ..bench_table import filmed_game
 from ..decode import WRONG_COST, decode
 from ..geometry import load_geometry
 from ..model import CellModel
-from ..synth import Domain
-from .dataset import reader_class
+from .dataset import reader_class, training_domain
 from .pool import parallel_map
 
 #: The margins (nats) the fit chooses from: ln 1 (never ask) .. ln 64.
@@ -45,7 +44,7 @@ def judged_moves(
     key = zlib.crc32(f"decode/{seed}/{index}".encode())
     reader = reader_class(recipe["reader"])(load_geometry(game), model=model)
     out: list[tuple[str, float]] = []
-    for shot in filmed_game(game, key, Domain.TRAIN):
+    for shot in filmed_game(game, key, training_domain(recipe)):
         if shot.pose is None:
             if shot.played is not None:
                 out.append((REFUSED, math.inf))

@@ -516,6 +516,7 @@ def train(
         "seed": seed,
         "scenes": n,
         "domain": "train",
+        **({"domain_widened": recipe["domain"]} if recipe.get("domain") else {}),
         "patches": len(data.y),
         "render_seconds": round(render_s, 1),
         **change,
