@@ -53,8 +53,9 @@ def pair_scores(recipe: dict[str, Any], index: int, seed: int) -> tuple[np.ndarr
     for k in rng.choice(len(names), size=int(rng.integers(1, 5)), replace=False):
         after[names[k]] = other[names[k]] if other[names[k]] != before[names[k]] else None
     render_seed = seed * 1_000_003 + 20_000_000 + index
+    domain = training_domain(recipe)
     frames = [
-        render_scene(game, cells, render_seed, hand=False, domain=training_domain(recipe)).image
+        render_scene(game, cells, render_seed, hand=False, domain=domain).image
         for cells in (before, after)
     ]
     frames[1] = _relit(frames[1], rng)
