@@ -78,8 +78,8 @@ def scene_patches(
     ``nominal_every``-th scene of the recipe in the nominal look, which is part of the world
     too; every ``traced.every``-th, from the first, path-traced at ``traced.spp`` samples a
     pixel, :mod:`vision.synth.traced`, with a hand in 4 in 10 when ``traced.hands`` is true;
-    a scene that is both stays painted in the nominal look). ``domain``: the others' domain,
-    by default the recipe's :func:`training_domain`."""
+    a scene that is both stays painted in the nominal look). ``domain``: that of the scenes
+    not in the nominal look, by default the recipe's :func:`training_domain`."""
     domain = training_domain(recipe) if domain is None else domain
     games = recipe["games"]
     every = int(recipe.get("nominal_every", 0))
