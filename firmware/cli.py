@@ -301,9 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="corpus,heldout",
         help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
         "shared training domain; a model's recipe may widen it), heldout (other seeds and "
-        "ranges, never fitted on), traced (held-out draws "
-        "path-traced in held-out light, Gobblet and Blokus: needs Mitsuba, the [dev] or "
-        "[train] extra); default corpus,heldout (vision; table: not traced)",
+        "ranges, never fitted on), traced (held-out draws path-traced in held-out light, "
+        "Gobblet, Blokus and Spectrangle: needs Mitsuba, the [dev] or [train] extra); "
+        "default corpus,heldout (vision; table: not traced)",
     )
     p.add_argument(
         "--zoom",

@@ -18,7 +18,7 @@ from vision.geometry import load_geometry
 from vision.locate import BoardLocator
 from vision.synth import Scene, traced
 from vision.synth.domain import Domain
-from vision.synth.pieces import _bell_profile
+from vision.synth.pieces import _bell_profile, _edge_name
 from vision.synth.positions import random_position
 from vision.synth.vary import Variation
 from vision.train.cli import recipes
@@ -121,7 +121,7 @@ def test_a_traced_hand_hides_the_cells_it_covers_and_changes_nothing_else_drawn(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--game", "spectrangle"], "the path tracer draws gobblet, blokus, blokus-duo, not"),
+        (["--game", "gobsmacked"], "draws gobblet, blokus, blokus-duo, spectrangle, not"),
         (["--misplaced"], "no boards laid off their outlines"),
     ],
 )
@@ -139,6 +139,67 @@ def test_without_mitsuba_it_says_how_to_install_it(monkeypatch: pytest.MonkeyPat
     with pytest.raises(traced.TracerMissing, match="pip install"):
         traced.render_traced("gobblet", {}, 1)
     traced.mitsuba.cache_clear()
+
+
+def test_a_prism_stands_on_its_plane_under_its_outline_with_sides_of_their_own() -> None:
+    outline = np.array([[0.0, 0.0], [40.0, 0.0], [20.0, 30.0]])
+    verts, faces = traced.prism_mesh(outline, -3.0, 2.0)
+    assert verts.shape == (3 + 3 * 4, 3) and faces.shape == (1 + 3 * 2, 3)
+    assert np.array_equal(verts[:3, :2], outline) and (verts[:3, 2] == -5.0).all()  # top first
+    assert sorted(set(verts[:, 2])) == [-5.0, -3.0] and set(faces.ravel()) == set(range(15))
+    walls, wall_faces = traced.prism_mesh(outline, -3.0, 2.0, top=False)
+    assert np.array_equal(walls, verts[3:]) and np.array_equal(wall_faces, faces[1:] - 3)
+
+
+def _spectrangle_scene(cells: dict, seed: int) -> tuple[Scene, np.ndarray]:
+    """A traced Spectrangle scene in the training domain and its picture rectified onto the
+    mat (2 px a mm)."""
+    scene = traced.render_traced("spectrangle", cells, seed, spp=4, domain=Domain.TRAIN)
+    to_image = scene.homography @ np.diag([0.5, 0.5, 1.0])
+    flat = cv2.warpPerspective(scene.image, to_image, (744, 732), flags=cv2.WARP_INVERSE_MAP)
+    return scene, flat.astype(float)
+
+
+def test_traced_spectrangle_tiles_show_each_edge_s_colour_on_its_own_third() -> None:
+    geometry = load_geometry("spectrangle")
+    names = geometry.cell_names[::5]
+    # every tile red on its left, green on its right, blue at its base: a turned or mirrored
+    # texture would show another colour on a third
+    cells = {n: {"left": "red", "right": "green", "base": "blue"} for n in names}
+    _, flat = _spectrangle_scene(cells, 3)
+    wanted = {"left": 2, "right": 1, "base": 0}  # BGR channel of red, green, blue
+    seen = 0
+    for name in names:
+        polygon = np.asarray(geometry.cell(name).polygon, dtype=float)
+        centre = polygon.mean(axis=0)
+        for i in range(3):
+            j = (i + 1) % 3
+            third = (centre + polygon[i] + polygon[j]) / 3
+            x, y = np.round(2 * third).astype(int)
+            colour = flat[y - 1 : y + 2, x - 1 : x + 2].reshape(-1, 3).mean(axis=0)
+            seen += int(np.argmax(colour) == wanted[_edge_name(polygon, i, j)])
+    assert seen == 3 * len(names)
+
+
+def test_the_traced_spectrangle_board_is_its_triangle_not_its_texture_s_rectangle() -> None:
+    _, flat = _spectrangle_scene({}, 4)
+
+    def at(x: float, y: float) -> np.ndarray:
+        return flat[int(2 * y) - 2 : int(2 * y) + 3, int(2 * x) - 2 : int(2 * x) + 3].mean((0, 1))
+
+    # (45, 45) lies in the rectangle round the board's triangle, outside the triangle
+    mat, board = at(5.0, 180.0), at(186.0, 250.0)
+    assert np.abs(at(45.0, 45.0) - mat).max() < 0.5 * np.abs(board - mat).max()
+    assert np.abs(at(327.0, 45.0) - mat).max() < 0.5 * np.abs(board - mat).max()
+
+
+def test_a_traced_spectrangle_recipe_labels_its_patches_as_the_painted_one() -> None:
+    painted = recipes()["spectrangle"]
+    traced_recipe = {**painted, "traced": {"every": 2, "spp": 1}}
+    a, b = scene_patches(painted, 0, 5), scene_patches(traced_recipe, 0, 5)  # index 0: traced
+    assert len(a.y) == len(b.y) == 3 * len(load_geometry("spectrangle").cells)
+    assert np.array_equal(a.cell, b.cell) and np.array_equal(a.y, b.y) and (a.y != 0).sum() > 10
+    assert not np.array_equal(a.x, b.x)
 
 
 def test_a_box_stands_on_its_plane_and_covers_its_square() -> None:

@@ -29,16 +29,16 @@ from ..geometry import BoardGeometry, load_geometry
 from .camera import Camera
 from .domain import Domain
 from .hands import hand_colours, hand_pose
-from .paint import circle
+from .paint import UP, circle
 from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
-from .pieces import HEAD_FROM, _bell_profile, ball_from
+from .pieces import HEAD_FROM, _bell_profile, _tile, ball_from
 from .pose import keep_centre, keep_points, random_camera, random_lamp
 from .scene import DEFAULT_SIZE, HAND_CHANCE, Scene, _occlusion, _textures
-from .textures import Texture, rgb, table_texture
+from .textures import Texture, bgr, rgb, table_texture
 from .vary import Variation
 
 #: Games this renderer draws.
-GAMES = ("gobblet", "blokus", "blokus-duo")
+GAMES = ("gobblet", "blokus", "blokus-duo", "spectrangle")
 #: Pixels round the mat and the pieces rendered at full quality; the rest of the frame (the
 #: table) is rendered at a quarter of the resolution.
 CROP_MARGIN = 32
@@ -49,6 +49,8 @@ HAND_FINISHES: dict[str, dict[str, Any]] = {
     "skin": {"type": "roughplastic", "alpha": 0.45},
     "sleeve": {"type": "diffuse"},
 }
+#: Pixels a side of one tile's artwork in the tiles' texture atlas (Spectrangle: about 5 a mm).
+ATLAS_SLOT = 256
 
 
 class TracerMissing(RuntimeError):
@@ -141,6 +143,9 @@ class _Builder:
         self.shapes: dict[str, Any] = {}
         #: the pieces' meshes: vertices, triangles, finish, linear colour, smooth shading
         self.parts: list[tuple[np.ndarray, np.ndarray, str, list[float], bool]] = []
+        #: the tiles' prisms (vertices, triangles, texture coordinates) and their atlas
+        self.tiled: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.atlas: np.ndarray | None = None
         self.tops: list[np.ndarray] = []
 
     def _texture(self, texture: Texture, name: str) -> dict[str, Any]:
@@ -182,16 +187,28 @@ class _Builder:
             if rng.random() < domain.board_lacquer
             else {"type": "diffuse", "reflectance": top}
         )
-        self.rectangle("board", np.asarray(board.origin), size, self.surface_z, finish)
+        side = linear(self.vary.board, 0.8)
+        outline = np.asarray(self.geometry.extra["board"]["outline"], dtype=np.float64)
         T = self.mi.ScalarTransform4f
         cx, cy = np.asarray(board.origin) + size / 2
-        half = [float(size[0]) / 2 - 0.05, float(size[1]) / 2 - 0.05, -self.surface_z / 2]
-        side = linear(self.vary.board, 0.8)
-        self.shapes["board-sides"] = {
-            "type": "cube",
-            "to_world": T().translate([float(cx), float(cy), self.surface_z / 2]) @ T().scale(half),
-            "bsdf": {"type": "diffuse", "reflectance": {"type": "rgb", "value": side}},
-        }
+        if len(outline) == 4:  # the board is its texture's rectangle
+            self.rectangle("board", np.asarray(board.origin), size, self.surface_z, finish)
+            half = [float(size[0]) / 2 - 0.05, float(size[1]) / 2 - 0.05, -self.surface_z / 2]
+            self.shapes["board-sides"] = {
+                "type": "cube",
+                "to_world": T().translate([float(cx), float(cy), self.surface_z / 2])
+                @ T().scale(half),
+                "bsdf": {"type": "diffuse", "reflectance": {"type": "rgb", "value": side}},
+            }
+        else:  # a board of another outline (Spectrangle's triangle), cut out of its texture
+            verts, faces = prism_mesh(outline, 0.0, -self.surface_z)
+            uv = (verts[:, :2] - np.asarray(board.origin)) / size
+            top = self.mi.load_dict({"type": "twosided", "bsdf": finish})
+            self.shapes["board"] = mesh(self.mi, "board", verts, faces, uv, top)
+            walls = {"type": "diffuse", "reflectance": _rgb(side)}
+            sides = self.mi.load_dict({"type": "twosided", "bsdf": walls})
+            verts, faces = prism_mesh(outline, 0.0, -self.surface_z, top=False)
+            self.shapes["board-sides"] = mesh(self.mi, "board-sides", verts, faces, None, sides)
         table = table_texture(rng, False)
         path = self.folder / "table.png"
         cv2.imwrite(str(path), cv2.resize(table, (512, 512)))
@@ -222,40 +239,23 @@ class _Builder:
     def meshes(self, finishes: dict[str, dict[str, Any]]) -> None:
         """Every part as a mesh, the parts of one finish sharing one BSDF whose colour is a
         palette texture (a Mitsuba rough plastic takes a twentieth of a second to build, so
-        one per piece would cost more than the render)."""
+        one per piece would cost more than the render); the tiles share the ``body`` finish
+        coloured by their atlas."""
         mi = self.mi
         for key, finish in finishes.items():
             parts = [p for p in self.parts if p[2] == key]
             if not parts:
                 continue
             palette = np.asarray([[p[3] for p in parts]], dtype=np.float32)
-            colours = {
-                "type": "bitmap",
-                "bitmap": mi.Bitmap(palette),
-                "filter_type": "nearest",
-                "raw": True,
-            }
-            bsdf = mi.load_dict({"type": "twosided", "bsdf": _bsdf(finish, colours)})
+            bsdf = mi.load_dict({"type": "twosided", "bsdf": _bsdf(finish, _raw(mi, palette))})
             for k, (verts, faces, _, _, smooth) in enumerate(parts):
-                props = mi.Properties()
-                props["bsdf"] = bsdf
-                mesh = mi.Mesh(
-                    f"{key}-{k}",
-                    len(verts),
-                    len(faces),
-                    has_vertex_normals=smooth,
-                    has_vertex_texcoords=True,
-                    props=props,
-                )
-                params = mi.traverse(mesh)
-                params["vertex_positions"] = np.asarray(verts, np.float32).ravel()
-                params["faces"] = faces.ravel()
-                uv = np.array([(k + 0.5) / len(parts), 0.5], np.float32)
-                params["vertex_texcoords"] = np.tile(uv, len(verts))
-                params.update()
-                if smooth:
-                    mesh.recompute_vertex_normals()
-                self.shapes[f"{key}-{k}"] = mesh
+                uv = np.tile([(k + 0.5) / len(parts), 0.5], (len(verts), 1))
+                self.shapes[f"{key}-{k}"] = mesh(mi, f"{key}-{k}", verts, faces, uv, bsdf, smooth)
+        if self.atlas is not None:
+            colours = _raw(mi, self.atlas, "bilinear")
+            bsdf = mi.load_dict({"type": "twosided", "bsdf": _bsdf(finishes["body"], colours)})
+            for k, (verts, faces, uv) in enumerate(self.tiled):
+                self.shapes[f"tile-{k}"] = mesh(mi, f"tile-{k}", verts, faces, uv, bsdf)
 
     def gobblet(self, cells: dict[str, Any]) -> None:
         """Every piece of ``cells`` as a turned mesh, its head apart when it is another shade
@@ -304,6 +304,45 @@ class _Builder:
             verts, faces = box_mesh(centre, half, self.surface_z, depth)
             self.part(verts, faces, "body", linear(vary.look["pieces"][content], tone), False)
 
+    def tiles(self, cells: dict[str, Any], eye: np.ndarray) -> None:
+        """Every Spectrangle tile of ``cells`` as a thin triangular prism: its top is the
+        painter's artwork (:func:`~.pieces._tile`: three coloured thirds, the value's disc and
+        figure, drawn from the same draws) in one texture atlas, its sides the tiles' back."""
+        z0 = self.surface_z
+        placed = [(n, c) for n, c in cells.items() if c is not None]
+        if not placed:
+            return
+        columns = math.ceil(math.sqrt(len(placed) + 1))
+        rows = math.ceil((len(placed) + 1) / columns)
+        atlas = np.zeros((rows * ATLAS_SLOT, columns * ATLAS_SLOT, 3), np.float32)
+        size = np.array([columns, rows]) * ATLAS_SLOT
+        back = bgr(self.vary.look["tile_back"])
+        atlas[-ATLAS_SLOT:, -ATLAS_SLOT:] = back  # the last slot: the sides
+        back_uv = (size - ATLAS_SLOT / 2) / size
+        for k, (name, content) in enumerate(placed):
+            rng = self.vary.piece_rng(name)
+            solid = _tile(self.geometry, name, content, z0, eye, rng, self.vary)
+            top = solid.casts[0]
+            corner = np.array([k % columns, k // columns]) * ATLAS_SLOT
+            lo = top[:, :2].min(axis=0) - 1.0
+            scale = (ATLAS_SLOT - 1) / float(np.ptp(top[:, :2], axis=0).max() + 2.0)
+            slot = atlas[corner[1] : corner[1] + ATLAS_SLOT, corner[0] : corner[0] + ATLAS_SLOT]
+            slot[:] = back
+            for face in solid.faces:
+                if np.allclose(face.normal, UP):  # the top's artwork, not a side
+                    pts = [
+                        np.round((p[:, :2] - lo) * scale * 16).astype(np.int32)
+                        for p in face.polygons
+                    ]
+                    cv2.fillPoly(slot, pts, face.color.tolist(), cv2.LINE_AA, 4)
+            verts, faces = prism_mesh(top[:, :2], z0, float(self.geometry.pieces["thickness"]))
+            uv = np.tile(back_uv, (len(verts), 1))
+            uv[:3] = ((top[:, :2] - lo) * scale + corner + 0.5) / size
+            self.tiled.append((verts, faces, uv))
+            self.tops.append(top[0])
+        rgb_atlas = np.clip(atlas[..., ::-1] / 255.0, 0.0, 1.0)
+        self.atlas = np.clip(srgb_decode(rgb_atlas), 0.0, 0.95).astype(np.float32)
+
     def hand(
         self,
         skin: list[np.ndarray],
@@ -313,8 +352,8 @@ class _Builder:
     ) -> None:
         """A hand of :func:`~.hands.hand_pose`'s outlines, each a low tent (:func:`tent_mesh`)
         of its colour (BGR 0-255, :func:`~.hands.hand_colours`); it casts its own shadow."""
-        for finish, outlines, bgr in (("skin", skin, skin_bgr), ("sleeve", sleeve, sleeve_bgr)):
-            colour = srgb_decode(np.asarray(bgr)[::-1] / 255.0).tolist()
+        for finish, outlines, tint in (("skin", skin, skin_bgr), ("sleeve", sleeve, sleeve_bgr)):
+            colour = srgb_decode(np.asarray(tint)[::-1] / 255.0).tolist()
             for outline in outlines:
                 self.parts.append((*tent_mesh(outline), finish, colour, True))
 
@@ -340,6 +379,67 @@ def tent_mesh(outline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = len(outline)
     faces = np.column_stack([np.arange(n), (np.arange(n) + 1) % n, np.full(n, n)])
     return verts, faces.astype(np.uint32)
+
+
+def prism_mesh(
+    outline: np.ndarray, z0: float, depth: float, top: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and triangles of the upright prism over the convex ``outline`` (N x 2, mm)
+    standing ``depth`` high on the plane ``z0`` (up is -z): its top first (the outline's N
+    vertices, a fan) unless ``top`` is false, then its sides, each with vertices of its own."""
+    n = len(outline)
+    lid = np.column_stack([outline, np.full(n, z0 - depth)])
+    foot = np.column_stack([outline, np.full(n, z0)])
+    verts, faces = ([lid], [(0, i, i + 1) for i in range(1, n - 1)]) if top else ([], [])
+    start = n if top else 0
+    for i in range(n):
+        j = (i + 1) % n
+        verts.append(np.array([lid[i], lid[j], foot[j], foot[i]]))
+        a = start + 4 * i
+        faces += [(a, a + 1, a + 2), (a, a + 2, a + 3)]
+    return np.concatenate(verts), np.asarray(faces, dtype=np.uint32)
+
+
+def mesh(
+    mi: Any,
+    name: str,
+    verts: np.ndarray,
+    faces: np.ndarray,
+    uv: np.ndarray | None,
+    bsdf: Any,
+    smooth: bool = False,
+) -> Any:
+    """A Mitsuba mesh of ``verts`` and ``faces`` in ``bsdf`` (a loaded BSDF), with texture
+    coordinates ``uv`` (V x 2, or None), shaded smoothly or face by face."""
+    props = mi.Properties()
+    props["bsdf"] = bsdf
+    out = mi.Mesh(
+        name,
+        len(verts),
+        len(faces),
+        has_vertex_normals=smooth,
+        has_vertex_texcoords=uv is not None,
+        props=props,
+    )
+    params = mi.traverse(out)
+    params["vertex_positions"] = np.asarray(verts, np.float32).ravel()
+    params["faces"] = np.asarray(faces, np.uint32).ravel()
+    if uv is not None:
+        params["vertex_texcoords"] = np.asarray(uv, np.float32).ravel()
+    params.update()
+    if smooth:
+        out.recompute_vertex_normals()
+    return out
+
+
+def _raw(mi: Any, image: np.ndarray, filter_type: str = "nearest") -> dict[str, Any]:
+    """A Mitsuba bitmap texture of the linear RGB ``image`` (H x W x 3)."""
+    return {
+        "type": "bitmap",
+        "bitmap": mi.Bitmap(np.ascontiguousarray(image, dtype=np.float32)),
+        "filter_type": filter_type,
+        "raw": True,
+    }
 
 
 def box_mesh(
@@ -523,6 +623,8 @@ def render_traced(
         finishes = {**piece_finishes(vary, rng), **HAND_FINISHES}
         if game == "gobblet":
             build.gobblet(truth)
+        elif game == "spectrangle":
+            build.tiles(truth, camera.position)
         else:
             build.squares(truth)
         hand_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 4])
