@@ -50,6 +50,10 @@ class Patches:
             np.concatenate([p.cell for p in parts]),
         )
 
+    def scenes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct scenes and, for each patch, its scene's index among them."""
+        return np.unique(self.scene, return_inverse=True)
+
 
 def reader_class(path: str) -> Any:
     """The reader class of a recipe's ``module:Class``."""
@@ -71,6 +75,16 @@ def training_domain(recipe: dict[str, Any]) -> Domain:
     )
 
 
+def scene_domain(recipe: dict[str, Any], index: int, domain: Domain | None = None) -> Domain:
+    """The domain scene ``index`` of a recipe is drawn from: the nominal look for every
+    ``nominal_every``-th, ``domain`` (by default the recipe's :func:`training_domain`) for the
+    others."""
+    every = int(recipe.get("nominal_every", 0))
+    if every and index % every == every - 1:
+        return Domain.NOMINAL
+    return training_domain(recipe) if domain is None else domain
+
+
 def scene_patches(
     recipe: dict[str, Any], index: int, seed: int, domain: Domain | None = None
 ) -> Patches:
@@ -80,11 +94,8 @@ def scene_patches(
     pixel, :mod:`vision.synth.traced`, with a hand in 4 in 10 when ``traced.hands`` is true;
     a scene that is both stays painted in the nominal look). ``domain``: that of the scenes
     not in the nominal look, by default the recipe's :func:`training_domain`."""
-    domain = training_domain(recipe) if domain is None else domain
+    domain = scene_domain(recipe, index, domain)
     games = recipe["games"]
-    every = int(recipe.get("nominal_every", 0))
-    if every and index % every == every - 1:
-        domain = Domain.NOMINAL
     game = games[index % len(games)]
     rng = np.random.default_rng([seed, index])
     cells = random_position(game, rng)

@@ -30,8 +30,8 @@ from ..edges import EDGES_FILE, EdgeModel, windows
 from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
 from ..placement import BoardPlacement, placement_shift, rigid
-from ..synth import Domain, random_board_shift, random_position, render_scene
-from .dataset import training_domain
+from ..synth import random_board_shift, random_position, render_scene
+from .dataset import scene_domain
 from .pool import parallel_map
 
 #: Half-width (mm) of the target's fall from 1 at the true edge to 0.
@@ -48,9 +48,7 @@ def scene_profiles(recipe: dict[str, Any], index: int, seed: int) -> dict[str, A
     frame."""
     games = recipe["games"]
     game = games[index % len(games)]
-    every = int(recipe.get("nominal_every", 0))
-    nominal = every and index % every == every - 1
-    domain = Domain.NOMINAL if nominal else training_domain(recipe)
+    domain = scene_domain(recipe, index)
     render_seed = seed * 1_000_003 + index
     geometry = load_geometry(game)
     finder = BoardPlacement(geometry)

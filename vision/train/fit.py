@@ -256,7 +256,7 @@ class SceneReads:
         shown = _shown(probs, foreign)
         under_hand = valid.y == foreign
         wrong = ~hidden & (shown != np.where(under_hand, valid.under, valid.y))
-        scenes, owner = np.unique(valid.scene, return_inverse=True)
+        scenes, owner = valid.scenes()
 
         def anywhere(per_target: np.ndarray) -> np.ndarray:
             return np.bincount(owner, weights=per_target, minlength=len(scenes)) > 0
@@ -310,7 +310,7 @@ def foreign_thresholds(probs: np.ndarray, valid: Patches, foreign: int) -> Thres
     costs = flag_costs(probs, valid, foreign)
     flag = _middle(THRESHOLDS[costs <= costs.min() + 1e-9])
     reads = SceneReads.at(probs, valid, foreign, flag)
-    _, owner = np.unique(valid.scene, return_inverse=True)
+    _, owner = valid.scenes()
     judged = (reads.flagged & reads.with_hand)[owner]
     under_hand = valid.y == foreign
     shown = _shown(probs, foreign)
@@ -330,7 +330,7 @@ def flag_costs(probs: np.ndarray, valid: Patches, foreign: int) -> np.ndarray:
     over the scores of its kind (:func:`vision.train.kernel.expected_costs`): counted as they
     fall, the least cost jumps with the one scene nearest it."""
     unflagged = SceneReads.at(probs, valid, foreign, np.inf)
-    _, owner = np.unique(valid.scene, return_inverse=True)
+    _, owner = valid.scenes()
     missed = unflagged.with_hand & unflagged.misread
     return expected_costs(
         _logit(_largest(owner, probs[:, foreign])),
@@ -385,7 +385,7 @@ def validation_figures(
     shown = _shown(probs, foreign)
     clear = valid.y != foreign
     reads = SceneReads.at(probs, valid, foreign, thresholds.flag)
-    _, owner = np.unique(valid.scene, return_inverse=True)
+    _, owner = valid.scenes()
     hidden = reads.flagged[owner] & (probs[:, foreign] >= thresholds.hide)
     return {
         "valid_patches": len(valid.y),
