@@ -202,13 +202,15 @@ class _Builder:
             }
         else:  # a board of another outline (Spectrangle's triangle), cut out of its texture
             verts, faces = prism_mesh(outline, 0.0, -self.surface_z)
-            uv = (verts[:, :2] - np.asarray(board.origin)) / size
+            n = len(outline)  # the top: the first n vertices and n - 2 triangles
+            uv = (verts[:n, :2] - np.asarray(board.origin)) / size
             top = self.mi.load_dict({"type": "twosided", "bsdf": finish})
-            self.shapes["board"] = mesh(self.mi, "board", verts, faces, uv, top)
+            self.shapes["board"] = mesh(self.mi, "board", verts[:n], faces[: n - 2], uv, top)
             walls = {"type": "diffuse", "reflectance": _rgb(side)}
             sides = self.mi.load_dict({"type": "twosided", "bsdf": walls})
-            verts, faces = prism_mesh(outline, 0.0, -self.surface_z, top=False)
-            self.shapes["board-sides"] = mesh(self.mi, "board-sides", verts, faces, None, sides)
+            self.shapes["board-sides"] = mesh(
+                self.mi, "board-sides", verts[n:], faces[n - 2 :] - n, None, sides
+            )
         table = table_texture(rng, False)
         path = self.folder / "table.png"
         cv2.imwrite(str(path), cv2.resize(table, (512, 512)))
@@ -381,21 +383,18 @@ def tent_mesh(outline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return verts, faces.astype(np.uint32)
 
 
-def prism_mesh(
-    outline: np.ndarray, z0: float, depth: float, top: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
+def prism_mesh(outline: np.ndarray, z0: float, depth: float) -> tuple[np.ndarray, np.ndarray]:
     """Vertices and triangles of the upright prism over the convex ``outline`` (N x 2, mm)
     standing ``depth`` high on the plane ``z0`` (up is -z): its top first (the outline's N
-    vertices, a fan) unless ``top`` is false, then its sides, each with vertices of its own."""
+    vertices, a fan of N - 2 triangles), then its sides, each with vertices of its own."""
     n = len(outline)
     lid = np.column_stack([outline, np.full(n, z0 - depth)])
     foot = np.column_stack([outline, np.full(n, z0)])
-    verts, faces = ([lid], [(0, i, i + 1) for i in range(1, n - 1)]) if top else ([], [])
-    start = n if top else 0
+    verts, faces = [lid], [(0, i, i + 1) for i in range(1, n - 1)]
     for i in range(n):
         j = (i + 1) % n
         verts.append(np.array([lid[i], lid[j], foot[j], foot[i]]))
-        a = start + 4 * i
+        a = n + 4 * i
         faces += [(a, a + 1, a + 2), (a, a + 2, a + 3)]
     return np.concatenate(verts), np.asarray(faces, dtype=np.uint32)
 
