@@ -107,7 +107,7 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
     # a standardised network's first convolution sees each channel twice
     first = next(m for m in layers if isinstance(m, torch.nn.Conv2d))
     assert first.in_channels == (6 if standardise else 3)
-    path = export([fitted], recipe, "tiny", tmp_path, {"seed": 5})
+    path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
     assert model.context == context
@@ -119,34 +119,6 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         # the context is the frame's: another one changes what a patch means
         dark = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50] * 0.3)
         assert not np.allclose(ours, dark, atol=1e-4)
-
-
-def test_an_ensemble_exports_as_one_network_of_its_members_mean_logits(tmp_path):
-    pytest.importorskip("torch")
-    from vision.train.fit import export, fit_members, member_seed, predict
-
-    recipe = {**recipes()["blokus"], "games": ["blokus"], "members": 2}
-    data = build(recipe, range(2), seed=5, domain=Domain.NOMINAL, workers=1)
-    members = fit_members(recipe, data, seed=5, epochs=1)
-    assert [m.seed for m in members] == [5, member_seed(5, 1)]
-    x, c = data.x[:40].astype(np.float32), data.context[:40]
-    each = [predict(m.net, x, c) for m in members]
-    assert not np.allclose(each[0], each[1], atol=1e-3)  # two seeds, two networks
-    path = export(members, recipe, "pair", tmp_path, {"seed": 5})
-    model = CellModel.load(path)
-    assert model.meta["trained"]["member_seeds"] == [5, member_seed(5, 1)]
-    logits, embedding = model.forward(x, None, c)
-    # the referee's one network gives the members' mean logits, and both embeddings
-    assert np.allclose(
-        model.predict_proba(x, None, c), predict([m.net for m in members], x, c), atol=1e-4
-    )
-    alone = [np.log(p) for p in each]
-    mean = np.mean([a - a.mean(axis=1, keepdims=True) for a in alone], axis=0)
-    assert np.allclose(logits - logits.mean(axis=1, keepdims=True), mean, atol=1e-3)
-    width = members[0].net.hidden[0].out_features
-    assert embedding.shape == (len(x), 2 * width)
-    with pytest.raises(ValueError, match="members"):
-        fit_members({**recipe, "members": 0}, data, seed=5, epochs=1)
 
 
 def test_standardised_channels_are_each_patch_s_own_contrast():

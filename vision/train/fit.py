@@ -125,32 +125,20 @@ def network(
     return PatchNet()
 
 
-def _two_outputs(nets: list):
-    """``nets`` as one module giving (logits, embedding): one network's own, or of several
-    (an ensemble, :func:`fit_members`) the mean of their logits and their embeddings side by
-    side."""
+def _two_outputs(net):
+    """``net`` as a module giving (logits, embedding)."""
     torch = _torch()
 
     class TwoOutputs(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.net = nets[0]
+            self.net = net
 
         def forward(self, x, c=None):
             embedding = self.net.embed(x, c)
             return self.net.out(embedding), embedding
 
-    class Members(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.nets = torch.nn.ModuleList(nets)
-
-        def forward(self, x, c=None):
-            embeddings = [net.embed(x, c) for net in self.nets]
-            logits = [net.out(e) for net, e in zip(self.nets, embeddings, strict=True)]
-            return torch.stack(logits).mean(0), torch.cat(embeddings, 1)
-
-    return TwoOutputs() if len(nets) == 1 else Members()
+    return TwoOutputs()
 
 
 def with_embedding(onnx_bytes: bytes) -> bytes:
@@ -210,28 +198,19 @@ class Fitted:
 
     net: Any
     fit_seconds: float
-    seed: int
 
 
-def member_seed(seed: int, member: int) -> int:
-    """The fit seed of an ensemble's ``member``-th network (the first keeps the run's seed, so
-    a one-network recipe fits as it always did)."""
-    return seed + 1000 * member
-
-
-def predict(nets: Any, x: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Class probabilities of patches ``x`` with contexts ``c`` from the torch network ``nets``
-    (or a list of networks: the softmax of their mean logits, as :func:`export` writes them)."""
+def predict(net, x: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The torch network ``net``'s class probabilities of patches ``x`` with contexts ``c``."""
     torch = _torch()
-    nets = nets if isinstance(nets, list) else [nets]
-    for net in nets:
-        net.eval()
+    net.eval()
     out = []
     with torch.no_grad():
         for i in range(0, len(x), 4096):
-            xb = torch.from_numpy(x[i : i + 4096].astype(np.float32))
-            cb = torch.from_numpy(c[i : i + 4096].astype(np.float32))
-            logits = torch.stack([net(xb, cb) for net in nets]).mean(0)
+            logits = net(
+                torch.from_numpy(x[i : i + 4096].astype(np.float32)),
+                torch.from_numpy(c[i : i + 4096].astype(np.float32)),
+            )
             out.append(torch.softmax(logits, 1).numpy())
     return np.concatenate(out) if out else np.zeros((0, 1))
 
@@ -460,37 +439,24 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
             sched.step()
             total += float(loss.detach()) * batch
         print(f"  epoch {epoch + 1}/{epochs}: loss {total / len(x):.4f}", flush=True)
-    return Fitted(net, round(time.perf_counter() - start, 1), seed)
+    return Fitted(net, round(time.perf_counter() - start, 1))
 
 
-def fit_members(
-    recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads: int = 1
-) -> list[Fitted]:
-    """The recipe's ``members`` networks (default 1), each fitted by :func:`fit` on the same
-    patches from its own seed (:func:`member_seed`): other initial weights, batches and
-    augmentations, so that they err apart and their mean errs less."""
-    members = int(recipe.get("members", 1))
-    if members < 1:
-        raise ValueError(f"a recipe's members must be 1 or more, not {members}")
-    return [fit(recipe, train, member_seed(seed, k), epochs, threads) for k in range(members)]
-
-
-def export(fitted: list[Fitted], recipe: dict[str, Any], name: str, out: Path, info: dict) -> Path:
-    """Write ``out/NAME.onnx`` (one network, or the ensemble of ``fitted`` as one: their mean
-    logits and their embeddings side by side) and ``out/NAME.json``; return the JSON's path. Its
-    foreign thresholds are 1.0 (nothing flagged) until :func:`fit_reading` fits them."""
+def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: dict) -> Path:
+    """Write ``out/NAME.onnx`` and ``out/NAME.json``; return the JSON's path. Its foreign
+    thresholds are 1.0 (nothing flagged) until :func:`fit_reading` fits them."""
     torch = _torch()
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
     quantiles = list(recipe.get("context", ()))
-    nets = [f.net.eval() for f in fitted]
+    net = fitted.net.eval()
     dummy = [torch.zeros(1, channels, spec["px"], spec["px"])]
     if quantiles:
         dummy.append(torch.zeros(1, channels * len(quantiles), 1, 1))
     inputs = list(INPUTS[: len(dummy)])
     buf = io.BytesIO()
     torch.onnx.export(
-        _two_outputs(nets),
+        _two_outputs(net),
         tuple(dummy),
         buf,
         input_names=inputs,
@@ -513,8 +479,7 @@ def export(fitted: list[Fitted], recipe: dict[str, Any], name: str, out: Path, i
         "adapt": Adaptation().to_json(),
         "trained": {
             **info,
-            **({"member_seeds": [f.seed for f in fitted]} if len(fitted) > 1 else {}),
-            "fit_seconds": round(sum(f.fit_seconds for f in fitted), 1),
+            "fit_seconds": fitted.fit_seconds,
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         },
     }
@@ -544,7 +509,7 @@ def train(
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
     # the renders are done: the fit may have the cores they had
     threads = workers or os.cpu_count() or 1
-    fitted = fit_members(recipe, data, seed, int(epochs or recipe["epochs"]), threads)
+    fitted = fit(recipe, data, seed, int(epochs or recipe["epochs"]), threads)
     change = fit_change(recipe, max(1, n // 4), seed, workers)
     print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
@@ -557,8 +522,7 @@ def train(
         **change,
     }
     path = export(fitted, recipe, name, out, info)
-    seconds = json.loads(path.read_text(encoding="utf-8"))["trained"]["fit_seconds"]
-    print(f"{name}: fitted in {seconds} s -> {path}", flush=True)
+    print(f"{name}: fitted in {fitted.fit_seconds} s -> {path}", flush=True)
     fit_reading(path, valid)
     refit_adaptation(name, recipe, out, seed, workers)
     return refit_decode(name, recipe, out, seed, workers)
