@@ -10,9 +10,7 @@ trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a
 A network fitted with a frame *context* (the model file's ``context``) also takes, beside each
 patch, the same few numbers of its whole frame (:func:`frame_context`): what the board looks
 like in this frame, with this light and camera curve, so that a patch is judged against the rest
-of its board rather than against fixed colours. A network whose patch spec has ring profiles
-(:meth:`~vision.sampling.PatchSampler.rings`) takes them in the same input, one row per target
-(:func:`context_rows`).
+of its board rather than against fixed colours.
 
 Classes are strings: ``empty``, the game's contents (``orange``, ``white-3``,
 ``black-circle``, an edge colour) and ``foreign`` (a hand, a sleeve, anything that is neither
@@ -125,28 +123,12 @@ class CellModel:
         """A new runnable copy of this model's network (one per reader)."""
         return Network(self.onnx)
 
-    @property
-    def takes_context(self) -> bool:
-        """Whether the network has its second input (a frame context, ring profiles or both)."""
-        return bool(self.context or self.spec.rings_mm)
-
     def frame_context(self, patches: np.ndarray) -> np.ndarray:
         """The frame context of all the targets' ``patches`` of one frame (empty when the
         network takes none)."""
         if not self.context:
             return np.zeros(0, np.float32)
         return frame_context(patches, self.context)
-
-    def context_of(self, patches: np.ndarray, rings: np.ndarray | None = None) -> np.ndarray:
-        """The network's second input for all the targets of one frame: their ``patches``'
-        frame context (one row for them all) or, for a network with ring profiles, one row per
-        target with its ``rings`` (:meth:`~vision.sampling.PatchSampler.rings`)."""
-        frame = self.frame_context(patches)
-        if not self.spec.rings_mm:
-            return frame
-        if rings is None:
-            raise ValueError(f"model {self.name} reads ring profiles beside its patches")
-        return context_rows(frame, rings)
 
     def forward(
         self,
@@ -156,9 +138,9 @@ class CellModel:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Logits (N x K float64) and embeddings (N x D float64) of patches (N x C x px x px).
 
-        ``context``: the frame context (:meth:`context_of` *all* the frame's targets, or one
-        row per patch); by default that of ``patches``, taken as a whole frame (a network with
-        ring profiles needs it given). Ignored by a network without one.
+        ``context``: the frame context (:meth:`frame_context` of *all* the frame's targets, or
+        one row per patch); by default that of ``patches``, taken as a whole frame. Ignored by
+        a network without one.
 
         A patch whose likeliest class is below :attr:`views_below` is read in every view
         (:meth:`~vision.sampling.PatchSpec.views`): its logits and embedding are the means of
@@ -167,8 +149,8 @@ class CellModel:
             return np.zeros((0, len(self.classes))), np.zeros((0, 0))
         net = net if net is not None else self.network()
         ctx = None
-        if self.takes_context:
-            ctx = self.context_of(patches) if context is None else np.asarray(context)
+        if self.context:
+            ctx = self.frame_context(patches) if context is None else np.asarray(context)
         logits, embedding = self._pass(patches, net, ctx)
         if self.views_below > 0:
             doubt = np.flatnonzero(softmax(logits).max(axis=1) < self.views_below)
@@ -218,23 +200,6 @@ def frame_context(patches: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarr
     if n == 0:
         return np.zeros(c * len(quantiles), np.float32)
     return np.quantile(means, quantiles, axis=0).T.reshape(-1).astype(np.float32)
-
-
-def context_rows(frame: np.ndarray, rings: np.ndarray) -> np.ndarray:
-    """One context row per target (N x C*(Q+R) float32): channel by channel, the frame
-    context's Q quantiles (``frame``, C x Q values, Q may be 0) then the target's R ring values
-    (``rings``, N x C x R), so that a colour change of the frame's channels (a training
-    augmentation) acts on both alike."""
-    n, c = rings.shape[:2]
-    q = len(frame) // c
-    quantiles = np.broadcast_to(np.asarray(frame, np.float32).reshape(1, c, q), (n, c, q))
-    return np.concatenate([quantiles, rings], axis=2).reshape(n, -1).astype(np.float32)
-
-
-def for_targets(context: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """The second input for the targets ``idx`` out of a frame's ``context``
-    (:meth:`CellModel.context_of`): the one frame row as it is, or the targets' rows."""
-    return context if context.ndim < 2 else context[idx]
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

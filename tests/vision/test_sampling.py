@@ -33,9 +33,6 @@ def test_spec_round_trips_through_json():
     spec = PatchSpec("edge", 1.3, 20, (1.5, 4.0))
     assert PatchSpec.from_json(spec.to_json()) == spec
     assert spec.channels == 6
-    ringed = PatchSpec("square", 66.0, 24, (0.0, 20.0), (10.0, 12.5))
-    assert PatchSpec.from_json(ringed.to_json()) == ringed
-    assert "rings_mm" not in spec.to_json()
 
 
 def test_square_patch_centres_show_each_cells_content():
@@ -72,40 +69,6 @@ def test_edge_patches_put_each_edge_at_the_bottom():
         assert _nearest(spot, palette) == colour[target.part], (target.cell, target.part)
         checked += 1
     assert checked > 20
-
-
-def test_ring_profiles_find_each_gobblet_foot_at_its_radius():
-    game = "gobblet"
-    radii = tuple(float(r) for r in range(8, 31))
-    spec = PatchSpec("square", 66.0, 24, (0.0, 20.0), radii)
-    scene, sampler, _ = _patches(game, spec, 4)
-    pose = locate(game, scene.image)
-    rings = sampler.rings(scene.image, pose)
-    assert rings.shape == (16, 6, len(radii))
-    # the same targets asked for alone get the same rows
-    assert np.allclose(sampler.rings(scene.image, pose, targets=[3, 0])[[1, 0]], rings[[0, 3]])
-    sizes = load_geometry(game).pieces["sizes"]
-    found = 0
-    for target, profile in zip(sampler.targets, rings, strict=True):
-        piece = scene.cells[target.cell]
-        grey = profile[:3].mean(axis=0)  # the board's plane
-        if piece is None:
-            assert np.ptp(grey[:-4]) < 0.15, target.cell  # bare board out to the cell's edge
-            continue
-        if piece["color"] != "black":  # light wood on wood: an edge too faint for a rule
-            continue
-        # the largest step between rings: nearest the foot radius of the piece's own size
-        # (pieces are put down a few mm off their cells' centres)
-        edge = radii[int(np.argmax(np.abs(np.diff(grey))))] + 0.5
-        nearest = min(sizes, key=lambda k: abs(sizes[k]["diameter"] / 2 - edge))
-        assert nearest == str(piece["size"]), (target.cell, edge)
-        found += 1
-    assert found >= 4
-
-
-def test_ring_profiles_are_for_square_targets():
-    with pytest.raises(ValueError, match="square targets only"):
-        PatchSampler(load_geometry("spectrangle"), PatchSpec("edge", 1.3, 20, (1.5,), (4.0,)))
 
 
 def test_unknown_patch_kind_is_refused():

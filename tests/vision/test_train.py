@@ -121,43 +121,6 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         assert not np.allclose(ours, dark, atol=1e-4)
 
 
-def test_a_model_with_ring_profiles_is_fitted_exported_and_read_with_them(tmp_path):
-    pytest.importorskip("torch")
-    from vision.readers.fitted import GobbletReader
-    from vision.train.fit import export, fit, predict
-
-    from .reader_corpus import locate
-
-    base = recipes()["gobblet"]
-    radii = [10.0, 14.0, 18.0, 22.0]
-    recipe = {**base, "context": [0.5], "patch": {**base["patch"], "rings_mm": radii}}
-    data = build(recipe, range(3), seed=5, domain=Domain.NOMINAL, workers=1)
-    # each target's row: per channel (two planes), the frame's quantile then its four rings
-    assert data.context.shape == (len(data.y), 6 * (1 + len(radii)))
-    per_channel = data.context.reshape(len(data.y), 6, -1).astype(np.float32)
-    scene0 = data.scene == data.scene[0]
-    assert np.ptp(per_channel[scene0][:, :, 0], axis=0).max() == 0  # one frame, one quantile
-    assert np.ptp(per_channel[scene0][:, :, 1:], axis=0).max() > 0.2  # rings: a target's own
-    fitted = fit(recipe, data, seed=5, epochs=1)
-    model = CellModel.load(export(fitted, recipe, "tiny", tmp_path, {"seed": 5}))
-    assert model.spec.rings_mm == tuple(radii) and model.takes_context
-    ours = model.predict_proba(data.x[:40].astype(np.float32), None, data.context[:40])
-    assert np.allclose(ours, predict(fitted.net, data.x[:40], data.context[:40]), atol=1e-4)
-    with pytest.raises(ValueError, match="ring profiles"):
-        model.predict_proba(data.x[:4].astype(np.float32))
-    # the reader gives the network every target's own rings, as the training did
-    cells = random_position("gobblet", np.random.default_rng(4))
-    scene = render_scene("gobblet", cells, 4, hand=False)
-    reader = GobbletReader(load_geometry("gobblet"), model=model)
-    pose = locate("gobblet", scene.image)
-    patches, context = reader.inputs(scene.image, pose)
-    rings = reader.sampler.rings(scene.image, pose)
-    assert context.shape == (16, 6 * (1 + len(radii)))
-    assert np.allclose(context.reshape(16, 6, -1)[:, :, 1:], rings)
-    expected = model.predict_proba(patches, reader.net, context)
-    assert np.allclose(reader.predict(scene.image, pose), expected)
-
-
 def test_standardised_channels_are_each_patch_s_own_contrast():
     torch = pytest.importorskip("torch")
     from vision.train.fit import SPREAD_FLOOR, network

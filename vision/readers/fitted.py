@@ -31,7 +31,7 @@ from ..assign import best_assignment
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
 from ..locate import BoardPose
-from ..model import EMPTY, FOREIGN, CellModel, for_targets, model_for, softmax
+from ..model import EMPTY, FOREIGN, CellModel, model_for, softmax
 from ..sampling import EDGES, PatchSampler
 from . import Reader
 from .common import observation
@@ -91,27 +91,19 @@ class FittedReader(Reader):
         a certain accepted class for the others. The changed ones' logits get the table bank's
         offsets (:meth:`~vision.adapt.TableBank.offsets`). The frame context, if the model
         takes one, is always the whole frame's."""
-        patches, context = self.inputs(frame, pose)
+        patches = self.sampler.sample(frame, pose)
         probs = np.zeros((len(patches), len(self.model.classes)))
         todo = self._changed(patches)
         if self.memory is not None:
             kept = np.setdiff1d(np.arange(len(patches)), todo)
             probs[kept, self.memory.classes[kept]] = 1.0
         if len(todo):
-            rows = for_targets(context, todo)
-            logits, embedding = self.model.forward(patches[todo], self.net, rows)
+            context = self.model.frame_context(patches)
+            logits, embedding = self.model.forward(patches[todo], self.net, context)
             if self.bank.active:
                 logits = logits + self.bank.offsets(embedding)
             probs[todo] = softmax(logits)
         return probs
-
-    def inputs(self, frame: np.ndarray, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]:
-        """Every target's patch in ``frame`` and the network's second input for them
-        (:meth:`~vision.model.CellModel.context_of`: the frame's context, or a row a target)."""
-        reference = self.sampler.measure(frame, pose)
-        patches = self.sampler.sample(frame, pose, reference)
-        rings = self.sampler.rings(frame, pose, reference) if self.model.spec.rings_mm else None
-        return patches, self.model.context_of(patches, rings)
 
     def _changed(self, patches: np.ndarray) -> np.ndarray:
         """Indices of the targets whose cell changed since the last accepted frame (every
@@ -150,7 +142,7 @@ class FittedReader(Reader):
         if not set(known) >= set(self.geometry.cell_names):
             return
         classes = self.target_classes(known)
-        patches, context = self.inputs(frame, pose)
+        patches = self.sampler.sample(frame, pose)
         if self.model.adaptation.bound > 0:
             new = (
                 np.arange(len(classes))
@@ -158,8 +150,8 @@ class FittedReader(Reader):
                 else np.flatnonzero(classes != self.memory.classes)
             )
             if len(new):
-                embedding = self.model.forward(patches[new], self.net, for_targets(context, new))[1]
-                self.bank.add(embedding, classes[new])
+                context = self.model.frame_context(patches)
+                self.bank.add(self.model.forward(patches[new], self.net, context)[1], classes[new])
         self.memory = Memory(patches, classes)
 
     def target_classes(self, known: Mapping[str, Content]) -> np.ndarray:

@@ -3,9 +3,7 @@
 A :class:`PatchSpec` (stored in the model file, so sampling and model always agree) says how big
 a patch is on the board, how many pixels it has and on which planes above the playing surface it
 is taken (one 3-channel view per plane: the tops of tall pieces stand out of the board, and each
-plane's view is sharp for what lies at its height), and, for a spec with ``rings_mm``, the radii
-of each target's *ring profile* (:meth:`PatchSampler.rings`). :class:`PatchSampler` turns a
-frame and a
+plane's view is sharp for what lies at its height). :class:`PatchSampler` turns a frame and a
 :class:`~vision.locate.BoardPose` into an ``N x C x px x px`` float32 array of reflectances
 (0 = the markers' black, 1 = the mat's white paper, local light removed), one row per *target*:
 a cell, or for Spectrangle one edge of a cell, turned so that the edge is at the bottom.
@@ -29,9 +27,6 @@ from ..readers.common import MatReference, Reference, Region, board_height, plan
 
 #: Spectrangle edges, in the order of a cell's targets (the engine's sides).
 EDGES = SIDES
-#: A ring profile's half ring: this many points, spread over this many degrees either side of
-#: the direction from the cell's centre to the camera's foot point.
-RING_POINTS, RING_SPREAD_DEG = 12, 75.0
 
 
 @dataclass(frozen=True)
@@ -39,14 +34,12 @@ class PatchSpec:
     """How a model sees its targets: ``kind`` ``square`` (a square of ``size_mm`` around each
     cell's centre) or ``edge`` (each edge of a triangular cell at the bottom of a square of
     ``size_mm`` times the cell's side); ``px`` pixels a side; ``heights_mm`` the planes above the
-    playing surface, one view (3 channels) each; ``rings_mm`` the radii of each square target's
-    ring profile (:meth:`PatchSampler.rings`; empty: none)."""
+    playing surface, one view (3 channels) each."""
 
     kind: str
     size_mm: float
     px: int
     heights_mm: tuple[float, ...] = (0.0,)
-    rings_mm: tuple[float, ...] = ()
 
     @property
     def channels(self) -> int:
@@ -69,7 +62,6 @@ class PatchSpec:
             "size_mm": self.size_mm,
             "px": self.px,
             "heights_mm": list(self.heights_mm),
-            **({"rings_mm": list(self.rings_mm)} if self.rings_mm else {}),
         }
 
     @classmethod
@@ -80,7 +72,6 @@ class PatchSpec:
             float(obj["size_mm"]),
             int(obj["px"]),
             tuple(float(h) for h in obj.get("heights_mm", (0.0,))),
-            tuple(float(r) for r in obj.get("rings_mm", ())),
         )
 
 
@@ -145,8 +136,6 @@ class PatchSampler:
             self.targets = _edge_targets(geometry, spec.size_mm)
         else:
             raise ValueError(f"unknown patch kind {spec.kind!r}")
-        if spec.rings_mm and spec.kind != "square":
-            raise ValueError("ring profiles are taken around square targets only")
         self.geometry = geometry
         self.spec = spec
         self.surface_mm = board_height(geometry)
@@ -163,8 +152,6 @@ class PatchSampler:
         self.centres = np.array([t.affine @ [0.5, 0.5, 1.0] for t in self.targets])
         #: the last pose's patch points: (key, [(image px, shrink) per plane])
         self._seen: tuple[tuple, list[tuple[np.ndarray, int]]] | None = None
-        #: the last pose's ring points, alike
-        self._rings_seen: tuple[tuple, list[tuple[np.ndarray, int]]] | None = None
 
     @property
     def cells(self) -> tuple[str, ...]:
@@ -184,82 +171,18 @@ class PatchSampler:
     ) -> np.ndarray:
         """Patches (``N x C x px x px`` float32 reflectance) of every target (or of the
         indices ``targets``) in ``frame`` (BGR) with the board at ``pose``."""
-        idx, black, span = self._levels(frame, pose, reference, targets)
+        ref = reference if reference is not None else self.measure(frame, pose)
+        n = self.spec.px * self.spec.px
+        idx = np.arange(len(self.targets)) if targets is None else np.asarray(targets, dtype=int)
+        black, span = (level.astype(np.float32) for level in ref.levels(self.centres[idx]))
         views = []
-        for colours in _colours(frame, self._points_in(pose, idx), len(idx)):
+        for image_px, shrink in self._points_in(pose, idx):
+            region = Region.around(frame, image_px, shrink)
+            colours = region.sample(image_px).reshape(len(idx), n, 3)
             refl = (colours - black[:, None, :]) / span[:, None, :]
             views.append(refl.reshape(len(idx), self.spec.px, self.spec.px, 3))
         patches = np.concatenate(views, axis=3).transpose(0, 3, 1, 2)
         return np.clip(patches, -0.5, 2.0).astype(np.float32)
-
-    def _levels(
-        self,
-        frame: np.ndarray,
-        pose: BoardPose,
-        reference: Reference | None,
-        targets: Sequence[int] | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The indices of ``targets`` (default: all) and, at each one's centre, the camera
-        colour of reflectance 0 and the span up to 1 (``reference``, or the frame's)."""
-        ref = reference if reference is not None else self.measure(frame, pose)
-        idx = np.arange(len(self.targets)) if targets is None else np.asarray(targets, dtype=int)
-        black, span = (level.astype(np.float32) for level in ref.levels(self.centres[idx]))
-        return idx, black, span
-
-    def _plane(self, pose: BoardPose, height_mm: float) -> BoardPose:
-        """``pose`` for the plane ``height_mm`` above the playing surface."""
-        try:
-            return plane_pose(pose, self.surface_mm + height_mm)
-        except ValueError as exc:  # the markers put the camera below the pieces' tops
-            raise BoardNotFound(IMPOSSIBLE_VIEW, str(exc)) from None
-
-    def rings(
-        self,
-        frame: np.ndarray,
-        pose: BoardPose,
-        reference: Reference | None = None,
-        targets: Sequence[int] | None = None,
-    ) -> np.ndarray:
-        """Ring profiles (``N x C x R`` float32 reflectance, R = the spec's ``rings_mm``) of
-        every target (or of the indices ``targets``): on each plane, the mean colour of the
-        half ring of each radius round the target's centre that faces the camera's foot point.
-        A point at some height is seen on a plane below it moved away from that foot point, so
-        on this half a piece's outline on the board's plane is its foot, whatever its profile,
-        and a radius profile of a few mm a step finds its edge far finer than a patch pixel."""
-        idx, black, span = self._levels(frame, pose, reference, targets)
-        profiles = []
-        for colours in _colours(frame, self._ring_points_in(pose, idx), len(idx)):
-            means = colours.reshape(len(idx), len(self.spec.rings_mm), RING_POINTS, 3).mean(axis=2)
-            refl = (means - black[:, None, :]) / span[:, None, :]
-            profiles.append(refl.transpose(0, 2, 1))
-        return np.clip(np.concatenate(profiles, axis=1), -0.5, 2.0).astype(np.float32)
-
-    def _ring_points_in(self, pose: BoardPose, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
-        """Per plane, the image point of every ring point of the targets ``idx`` at ``pose``
-        (target by target, radius by radius) and the frame's shrink factor (neighbouring
-        radii about 1.5 frame pixels apart); the last pose's are kept, as patches' are."""
-        key = (pose.view_key(), idx.tobytes())
-        if self._rings_seen is not None and self._rings_seen[0] == key:
-            return self._rings_seen[1]
-        centres = self.centres[idx]
-        foot = np.asarray(pose.camera_centre()[:2], dtype=np.float64)
-        towards = foot[None, :] - centres
-        length = np.linalg.norm(towards, axis=1)
-        base = np.where(length > 1e-6, np.arctan2(towards[:, 1], towards[:, 0]), math.pi / 2)
-        spread = np.radians(np.linspace(-RING_SPREAD_DEG, RING_SPREAD_DEG, RING_POINTS))
-        angles = base[:, None] + spread[None, :]  # T x A
-        radii = np.asarray(self.spec.rings_mm, dtype=np.float64)
-        unit = np.stack([np.cos(angles), np.sin(angles)], axis=-1)  # T x A x 2
-        offsets = radii[None, :, None, None] * unit[:, None]  # T x R x A x 2
-        board_mm = (centres[:, None, None, :] + offsets).reshape(-1, 2)
-        points = []
-        for height in self.spec.heights_mm:
-            image_px = self._plane(pose, height).to_image(board_mm)
-            by_radius = image_px.reshape(len(idx), len(radii), -1, 2)
-            step = np.linalg.norm(np.diff(by_radius, axis=1), axis=3)
-            points.append((image_px, max(1, int(np.median(step) / 1.5)) if step.size else 1))
-        self._rings_seen = (key, points)
-        return points
 
     def _points_in(self, pose: BoardPose, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
         """Per plane of the spec's heights, the image point of every pixel of the patches of
@@ -272,22 +195,15 @@ class PatchSampler:
         corners = self.corners[idx].reshape(-1, 2)
         points = []
         for height in self.spec.heights_mm:
-            quads = self._plane(pose, height).to_image(corners).reshape(len(idx), 4, 2)
+            try:
+                plane = plane_pose(pose, self.surface_mm + height)
+            except ValueError as exc:  # the markers put the camera below the pieces' tops
+                raise BoardNotFound(IMPOSSIBLE_VIEW, str(exc)) from None
+            quads = plane.to_image(corners).reshape(len(idx), 4, 2)
             image_px = square_to_quads(quads, self.unit).reshape(-1, 2)
             points.append((image_px, _shrink(image_px, self.spec.px)))
         self._seen = (key, points)
         return points
-
-
-def _colours(
-    frame: np.ndarray, planes: list[tuple[np.ndarray, int]], targets: int
-) -> list[np.ndarray]:
-    """Per plane's image points and shrink factor, the frame's colours there (``targets`` x
-    K x 3 float32, the points target by target)."""
-    return [
-        Region.around(frame, image_px, shrink).sample(image_px).reshape(targets, -1, 3)
-        for image_px, shrink in planes
-    ]
 
 
 def square_to_quads(quads: np.ndarray, unit: np.ndarray) -> np.ndarray:

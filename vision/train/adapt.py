@@ -23,7 +23,7 @@ import numpy as np
 from ..adapt import Adaptation, TableBank
 from ..bench_table import filmed_game
 from ..geometry import load_geometry
-from ..model import CellModel, for_targets
+from ..model import CellModel
 from .dataset import reader_class, training_domain
 from .pool import parallel_map
 
@@ -71,13 +71,14 @@ def play_table(model: CellModel, recipe: dict[str, Any], index: int, seed: int) 
     for shot in filmed_game(game, key, domain, MOVES, render_key=render_seed):
         if shot.pose is None:
             break
-        patches, context = reader.inputs(shot.image, shot.pose)
+        patches = reader.sampler.sample(shot.image, shot.pose)
         truth = reader.target_classes(shot.truth)
         todo = reader._changed(patches)
-        logits, embedding = model.forward(patches[todo], reader.net, for_targets(context, todo))
+        context = model.frame_context(patches)
+        logits, embedding = model.forward(patches[todo], reader.net, context)
         before = reader.memory.classes if reader.memory is not None else None
         new = np.arange(len(truth)) if before is None else np.flatnonzero(truth != before)
-        taught = model.forward(patches[new], reader.net, for_targets(context, new))[1]
+        taught = model.forward(patches[new], reader.net, context)[1]
         table.steps.append(Step(logits, embedding, truth[todo], taught, truth[new]))
         reader.calibrate(shot.image, shot.pose, shot.truth)
     return table

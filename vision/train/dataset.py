@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
-from ..model import FOREIGN, context_rows, frame_context
+from ..model import FOREIGN, frame_context
 from ..placement import rigid
 from ..sampling import PatchSampler, PatchSpec
 from ..synth import Domain, Scene, random_position, render_scene
@@ -26,11 +26,9 @@ JITTER = (0.4, 0.3)
 @dataclass(frozen=True)
 class Patches:
     """Patches (N x C x px x px, float16), their class indices (N), the class each would have
-    without the hand (``under``: what a reader must not misreport), the scene of each, the
-    network's second input for each (N x K float16: its scene's frame context,
-    :func:`~vision.model.frame_context`, with its ring profile after each channel's quantiles
-    for a spec with rings, :func:`~vision.model.context_rows`; K is 0 for a recipe with
-    neither) and the cell of each (its index among the board's cells: a
+    without the hand (``under``: what a reader must not misreport), the scene of each, its
+    scene's frame context (N x K float16, :func:`~vision.model.frame_context`; K is 0 for a
+    recipe without one) and the cell of each (its index among the board's cells: a
     Spectrangle cell has three targets)."""
 
     x: np.ndarray
@@ -126,7 +124,6 @@ def labelled_patches(
     classes = list(recipe["classes"])
     sampler = PatchSampler(geometry, spec)
     quantiles = tuple(recipe.get("context", ()))
-    width = spec.channels * (len(quantiles) + len(spec.rings_mm))
     try:
         pose = BoardLocator([geometry]).locate(scene.image, 0.0)
         if JITTER[0] > 0:
@@ -135,14 +132,12 @@ def labelled_patches(
             shift = rigid(dx, dy, turn, np.mean([c.center for c in geometry.cells], axis=0))
             homography = pose.homography @ shift
             pose = replace(pose, homography=homography, inverse=np.linalg.inv(homography))
-        reference = sampler.measure(scene.image, pose)
-        x = sampler.sample(scene.image, pose, reference)
-        rings = sampler.rings(scene.image, pose, reference) if spec.rings_mm else None
+        x = sampler.sample(scene.image, pose)
     except BoardNotFound:
         return Patches(
             np.zeros((0, spec.channels, spec.px, spec.px), np.float16),
             *[np.zeros(0, int)] * 3,
-            np.zeros((0, width), np.float16),
+            np.zeros((0, spec.channels * len(quantiles)), np.float16),
             np.zeros(0, int),
         )
     read = reader_class(recipe["reader"])
@@ -151,19 +146,14 @@ def labelled_patches(
     )
     hidden = np.array([t.cell in scene.hidden for t in sampler.targets], dtype=bool)
     y = np.where(hidden, classes.index(FOREIGN), under)
-    context = frame_context(x, quantiles) if quantiles else np.zeros(0, np.float32)
-    rows = (
-        context_rows(context, rings)
-        if rings is not None
-        else np.repeat(context[None, :], len(y), axis=0)
-    )
+    context = frame_context(x, quantiles) if quantiles else np.zeros(0)
     cell_index = {c.name: i for i, c in enumerate(geometry.cells)}
     return Patches(
         x.astype(np.float16),
         y,
         under,
         np.full(len(y), index),
-        rows.astype(np.float16),
+        np.repeat(context[None, :].astype(np.float16), len(y), axis=0),
         np.array([cell_index[t.cell] for t in sampler.targets], dtype=int),
     )
 

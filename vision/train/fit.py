@@ -399,14 +399,6 @@ def validation_figures(
     }
 
 
-def context_width(recipe: dict[str, Any]) -> int:
-    """How many numbers the recipe's network takes as its second input: per channel, the frame
-    context's quantiles and the ring profile's radii (0: no second input)."""
-    spec = recipe["patch"]
-    per_channel = len(recipe.get("context", ())) + len(spec.get("rings_mm", ()))
-    return 3 * len(spec["heights_mm"]) * per_channel
-
-
 def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads: int = 1) -> Fitted:
     """Fit the recipe's network on ``train`` with ``threads`` threads (two take 0.7 times as
     long as one on a quiet two-core machine; on a busy one, spinning threads made a step ten
@@ -418,7 +410,7 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
     classes = recipe["classes"]
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
-    context = context_width(recipe)
+    context = channels * len(recipe.get("context", ()))
     width, full = int(recipe.get("width", 16)), int(recipe.get("full", 1))
     standardise = bool(recipe.get("standardise", False))
     net = network(channels, spec["px"], len(classes), width, context, full, standardise)
@@ -459,8 +451,8 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
     quantiles = list(recipe.get("context", ()))
     net = fitted.net.eval()
     dummy = [torch.zeros(1, channels, spec["px"], spec["px"])]
-    if context_width(recipe):
-        dummy.append(torch.zeros(1, context_width(recipe), 1, 1))
+    if quantiles:
+        dummy.append(torch.zeros(1, channels * len(quantiles), 1, 1))
     inputs = list(INPUTS[: len(dummy)])
     buf = io.BytesIO()
     torch.onnx.export(
