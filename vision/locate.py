@@ -465,6 +465,10 @@ def _linear(grey: np.ndarray) -> np.ndarray:
     return cv2.LUT(grey, _LINEAR_LUT)
 
 
+#: the 3x3 neighbourhood of the eroded last-resort search (:meth:`BoardLocator._eroded`)
+_ERODE = np.ones((3, 3), np.uint8)
+
+
 def _ideal(markers: dict[int, np.ndarray], lens: Lens | None) -> dict[int, np.ndarray]:
     """Detected marker corners with the lens's distortion removed."""
     return markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
@@ -610,6 +614,8 @@ class BoardLocator:
     #: the box a missing marker is looked for in, grown by this times its side: a first fit
     #: (no lens estimate yet, markers on one side) may put a far marker most of a side off
     RECOVER_GROW = 1.25
+    #: the eroded last resort (:meth:`_eroded`) counts only when it leaves this many markers
+    ERODED_MARKERS = 2
     #: a board placement that moves the outline's corners less than this (mm) is not news
     PLACEMENT_DEADBAND_MM = 0.5
 
@@ -689,7 +695,7 @@ class BoardLocator:
         the search is done again at full resolution when it finds fewer than FULL_FIT_MARKERS
         of a game's markers (small markers, far away), and what either found is kept. Still
         fewer (without the fast pass's finds): the same search in linear light (:func:`_linear`)
-        adds the markers only it shows.
+        adds the markers only it shows, and fewer again, both eroded (:meth:`_eroded`).
         """
         fast: dict[int, np.ndarray] = {}
         looked: frozenset[int] = frozenset()
@@ -711,7 +717,33 @@ class BoardLocator:
             for n, extra in more.items():
                 self._bled.update(extra.keys() - found.get(n, {}).keys())
             found = {n: {**more.get(n, {}), **found.get(n, {})} for n in found.keys() | more}
+            if self._most(found) < enough:
+                found = self._eroded(grey, linear, found)
         return _merged(found, pose, fast), looked
+
+    def _eroded(
+        self, grey: np.ndarray, linear: np.ndarray, found: dict[str, dict[int, np.ndarray]]
+    ) -> dict[str, dict[int, np.ndarray]]:
+        """The last resort, when neither the frame nor its linear copy shows FULL_FIT_MARKERS
+        of a game's markers: the search pass (at ``detect_scale`` only) on both eroded by a
+        pixel (the darkest of each 3x3), which grows a black border that bright, blurred paper
+        has eaten to a pixel back to a readable one, and its corners back where they were.
+        What was found before is kept; the markers only this finds are marked bled. They are
+        kept only when ERODED_MARKERS of a game's markers are then known: one marker's four
+        corners fit a homography exactly, with nothing left over to check it (one found so put
+        a board 276 px off)."""
+        more: dict[str, dict[int, np.ndarray]] = {}
+        for image in (linear, grey):  # the frame's own finds kept over its linear copy's
+            eroded = cv2.erode(image, _ERODE)
+            extra = self._detect_at(eroded, self.detect_scale, self._search)
+            self._refine(eroded, extra)
+            more = {n: {**more.get(n, {}), **extra.get(n, {})} for n in more.keys() | extra}
+        merged = {n: {**more.get(n, {}), **found.get(n, {})} for n in found.keys() | more}
+        if self._most(merged) < self.ERODED_MARKERS:
+            return found
+        for n, quads in more.items():
+            self._bled.update(quads.keys() - found.get(n, {}).keys())
+        return merged
 
     def _search_at(
         self, grey: np.ndarray, fast: dict[int, np.ndarray]

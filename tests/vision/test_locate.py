@@ -26,6 +26,7 @@ from tests.vision.data.scenes import (
     cover,
     cover_markers,
     distort,
+    eaten,
     render,
     render_mat,
     table,
@@ -563,6 +564,47 @@ def test_markers_bled_into_by_bright_paper_are_found_in_linear_light(seed):
     assert clean.markers_bled == ()
     centres = np.array([cell.center for cell in geometry.cells])
     assert np.abs(pose.to_image(centres) - clean.to_image(centres)).max() < 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_markers_whose_border_the_paper_ate_are_found_eroded(seed):
+    """A far camera, over-exposed 1.5 times, whose pipeline then eats a pixel of every black
+    edge (the markers' borders left a pixel wide): neither the frame nor its linear copy shows
+    enough markers; the last resort, both eroded by a pixel, finds most of them, and the pose
+    puts the cells where the clean frame does."""
+    geometry = load_geometry("spectrangle")
+    far = Domain(name="far", zoom=(1.8, 1.8))
+    scene = render_scene("spectrangle", {}, seed, hand=False, effects=False, domain=far)
+    clean = BoardLocator([geometry]).locate(scene.image, 0.0)
+    pose = BoardLocator([geometry]).locate(eaten(scene.image, 1.5, 0.5), 0.0)
+    assert len(pose.markers_seen) >= 4
+    assert set(pose.markers_bled) <= set(pose.markers_seen) and pose.markers_bled
+    centres = np.array([cell.center for cell in geometry.cells])
+    assert np.abs(pose.to_image(centres) - clean.to_image(centres)).max() < 1.0
+
+
+@pytest.mark.parametrize("kept", [1, 2])
+def test_one_marker_found_only_eroded_is_not_a_board(kept):
+    """The same frame with every marker but ``kept`` of those the last resort found hidden under
+    paper: one marker alone, found only eroded, fits a homography exactly with nothing left
+    over to check it, and is no board; two are."""
+    geometry = load_geometry("spectrangle")
+    far = Domain(name="far", zoom=(1.8, 1.8))
+    scene = render_scene("spectrangle", {}, 0, hand=False, effects=False, domain=far)
+    found = BoardLocator([geometry]).locate(eaten(scene.image, 1.5, 0.5), 0.0).markers_seen
+    image = scene.image
+    for marker in geometry.markers:
+        if marker.id not in found[:kept]:
+            grown = Marker(marker.id, marker.center, marker.size * 1.6, marker.rotation_deg)
+            corners = np.column_stack([grown.corners(), np.zeros(4)])
+            image = cover(image, scene.mat_camera.project(corners), (255, 255, 255))
+    frame = eaten(image, 1.5, 0.5)
+    if kept == 1:
+        with pytest.raises(BoardNotFound):
+            BoardLocator([geometry]).locate(frame, 0.0)
+    else:
+        pose = BoardLocator([geometry]).locate(frame, 0.0)
+        assert pose.markers_seen == pose.markers_bled == tuple(sorted(found[:kept]))
 
 
 def test_a_tracked_board_keeps_its_markers_when_the_paper_starts_to_bleed():
