@@ -469,6 +469,14 @@ def _linear(grey: np.ndarray) -> np.ndarray:
 _ERODE = np.ones((3, 3), np.uint8)
 
 
+def _union(
+    low: dict[str, dict[int, np.ndarray]], high: dict[str, dict[int, np.ndarray]]
+) -> dict[str, dict[int, np.ndarray]]:
+    """Two searches' finds (dictionary name -> {id: corners}) together; a marker both found
+    keeps ``high``'s corners."""
+    return {n: {**low.get(n, {}), **high.get(n, {})} for n in low.keys() | high.keys()}
+
+
 def _ideal(markers: dict[int, np.ndarray], lens: Lens | None) -> dict[int, np.ndarray]:
     """Detected marker corners with the lens's distortion removed."""
     return markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
@@ -716,7 +724,7 @@ class BoardLocator:
             self._refine(linear, more)
             for n, extra in more.items():
                 self._bled.update(extra.keys() - found.get(n, {}).keys())
-            found = {n: {**more.get(n, {}), **found.get(n, {})} for n in found.keys() | more}
+            found = _union(more, found)
             if self._most(found) < enough:
                 found = self._eroded(grey, linear, found)
         return _merged(found, pose, fast), looked
@@ -737,8 +745,8 @@ class BoardLocator:
             eroded = cv2.erode(image, _ERODE)
             extra = self._detect_at(eroded, self.detect_scale, self._search)
             self._refine(eroded, extra)
-            more = {n: {**more.get(n, {}), **extra.get(n, {})} for n in more.keys() | extra}
-        merged = {n: {**more.get(n, {}), **found.get(n, {})} for n in found.keys() | more}
+            more = _union(more, extra)
+        merged = _union(more, found)
         if self._most(merged) < self.ERODED_MARKERS:
             return found
         for n, quads in more.items():
@@ -756,7 +764,7 @@ class BoardLocator:
             # the full resolution's finds, and those only the smaller image showed (a blurred
             # frame's markers read better shrunk)
             full = self._detect_at(grey, 1.0, self._search)
-            found = {n: {**found.get(n, {}), **full.get(n, {})} for n in found.keys() | full}
+            found = _union(found, full)
         return found
 
     def _most(self, found: dict[str, dict[int, np.ndarray]]) -> int:
