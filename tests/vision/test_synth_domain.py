@@ -13,7 +13,7 @@ import pytest
 from vision.synth import Domain, random_board_shift, random_position, render_scene
 from vision.synth.paint import Painter, circle
 from vision.synth.photo import Response, camera_curve, lamp_gains
-from vision.synth.pieces import _bell_profile, _facets
+from vision.synth.pieces import _facets, bell_profile
 from vision.synth.textures import bgr, rgb
 from vision.synth.vary import jitter
 
@@ -135,7 +135,7 @@ def test_colour_jitter_keeps_the_prior_at_no_jitter_and_moves_it_otherwise():
 
 @pytest.mark.parametrize("shape", ["bell", "dome", "cylinder", "knob", "turned", "trumpet"])
 def test_gobblet_profiles_rise_from_the_full_base(shape):
-    profile = np.array(_bell_profile(shape))
+    profile = np.array(bell_profile(shape))
     assert profile[0].tolist() == [0.0, 1.0]
     assert profile[:, 0].max() > 0.9 and profile[:, 0].min() == 0.0
     assert np.all(profile[:, 1] <= 1.0) and np.all(profile[:, 1] > 0)
@@ -144,8 +144,8 @@ def test_gobblet_profiles_rise_from_the_full_base(shape):
 def test_a_trumpet_has_a_thinner_foot_and_narrows_faster_than_the_turned_piece_it_comes_from():
     turned = (0.2, 0.6, 0.4)
     # their bodies, up to the ball head (its 7 levels last)
-    trumpet = np.array(_bell_profile("trumpet", turned))[:-7]
-    piece = np.array(_bell_profile("turned", turned))[:-7]
+    trumpet = np.array(bell_profile("trumpet", turned))[:-7]
+    piece = np.array(bell_profile("turned", turned))[:-7]
 
     def foot(body: np.ndarray) -> float:
         return float(body[body[:, 1] == 1.0, 0].max())

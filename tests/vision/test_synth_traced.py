@@ -18,7 +18,7 @@ from vision.geometry import load_geometry
 from vision.locate import BoardLocator
 from vision.synth import Scene, traced
 from vision.synth.domain import Domain
-from vision.synth.pieces import _bell_profile, _edge_name
+from vision.synth.pieces import _edge_name, bell_profile
 from vision.synth.positions import random_position
 from vision.synth.vary import Variation
 from vision.train.cli import recipes
@@ -28,7 +28,7 @@ GEOMETRY = load_geometry("gobblet")
 
 
 def test_a_turned_mesh_stands_on_its_plane_within_its_radius() -> None:
-    profile = _bell_profile("bell")
+    profile = bell_profile("bell")
     verts, faces = traced.turned_mesh(profile, (100.0, 50.0), 12.0, -10.0, 22.0, n=16)
     assert verts.shape == (16 * len(profile) + 1, 3)
     assert faces.shape == (2 * 16 * (len(profile) - 1) + 16, 3)
@@ -40,7 +40,7 @@ def test_a_turned_mesh_stands_on_its_plane_within_its_radius() -> None:
 
 
 def test_a_profile_cut_at_its_head_shares_the_ring_where_they_meet() -> None:
-    profile = _bell_profile("knob")
+    profile = bell_profile("knob")
     below, above = traced.split_profile(profile, 0.6)
     assert below[-1] == above[0]
     assert all(t < 0.6 for t, _ in below[:-1]) and all(t >= 0.6 for t, _ in above)

@@ -46,7 +46,7 @@ def build_pieces(
         "gobblet": _bell,
         "blokus": _square,
         "blokus-duo": _square,
-        "spectrangle": _tile,
+        "spectrangle": tile,
         "gobsmacked": _token,
     }[geometry.game]
     z0 = -float(geometry.extra["board"]["thickness"])
@@ -81,7 +81,7 @@ def prism_sides(top: np.ndarray, depth: float, color: np.ndarray, eye: np.ndarra
     ]
 
 
-#: The round heads of the Gobblet profiles (:func:`_bell_profile`), as fractions of the piece's
+#: The round heads of the Gobblet profiles (:func:`bell_profile`), as fractions of the piece's
 #: height: the ``bell``'s head radius, the ``knob`` ball's centre and radius, and how much of a
 #: ``turned`` piece's height its head radius takes.
 BELL_HEAD = 0.16
@@ -90,7 +90,7 @@ TURNED_HEAD_HEIGHT = 0.9
 
 
 @cache
-def _bell_profile(
+def bell_profile(
     shape: str = "bell", turned: tuple[float, float, float] = (0.1, 0.5, 0.5)
 ) -> tuple[tuple[float, float], ...]:
     """(height, radius) of a Gobblet piece as fractions of its height and base radius:
@@ -149,7 +149,7 @@ HEAD_FROM = 0.7
 
 
 def ball_from(shape: str, turned: tuple[float, float, float]) -> float:
-    """Where the ball of a Gobblet profile (:func:`_bell_profile`) begins, as a fraction of the
+    """Where the ball of a Gobblet profile (:func:`bell_profile`) begins, as a fraction of the
     piece's height; a profile without a ball (``dome``, ``cylinder``) has a cap from
     :data:`HEAD_FROM`."""
     if shape in ("turned", "trumpet"):  # one ball head, drawn by the same branch
@@ -183,7 +183,7 @@ def _bell(
     look = geometry.extra["look"] if vary is None else vary.look
     base = bgr(look["pieces"][content["color"]]) * rng.uniform(0.92, 1.06)
     side = _toward(eye, np.array([cx, cy, z0]))
-    profile = _bell_profile() if vary is None else _bell_profile(vary.bell, vary.turned)
+    profile = bell_profile() if vary is None else bell_profile(vary.bell, vary.turned)
     rings = np.ones(len(profile))
     if vary is not None:
         # turned wood seen from above: rings of the grain, a tone of the piece's own
@@ -303,7 +303,7 @@ def _spectrangle_values() -> dict[str, int]:
     return {"".join(sorted(code)): int(v) for code, v in data.load("spectrangle")["pieces"].items()}
 
 
-def _tile(
+def tile(
     geometry: BoardGeometry,
     name: str,
     content: Any,
@@ -321,10 +321,10 @@ def _tile(
     a = math.radians(rng.normal(0, 1.5))
     rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
     shrink = geometry.pieces["tile_side"] / cell_side
-    tile = (polygon - centre) @ rot.T * shrink + centre + rng.normal(0, 0.4, 2)
+    corners = (polygon - centre) @ rot.T * shrink + centre + rng.normal(0, 0.4, 2)
     ztop = z0 - depth
-    top = np.column_stack([tile, np.full(3, ztop)])
-    mid = np.array([*tile.mean(axis=0), ztop])
+    top = np.column_stack([corners, np.full(3, ztop)])
+    mid = np.array([*corners.mean(axis=0), ztop])
     back = bgr(look["tile_back"])
     solid = Solid(mid.copy(), prism_sides(top, depth, back, eye), [top])
     for i, j in ((0, 1), (1, 2), (2, 0)):

@@ -31,7 +31,7 @@ from .domain import Domain
 from .hands import hand_colours, hand_pose
 from .paint import UP, circle
 from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
-from .pieces import HEAD_FROM, _bell_profile, _tile, ball_from
+from .pieces import HEAD_FROM, ball_from, bell_profile, tile
 from .pose import keep_centre, keep_points, random_camera, random_lamp
 from .scene import DEFAULT_SIZE, HAND_CHANCE, Scene, _occlusion, _textures
 from .textures import Texture, bgr, rgb, table_texture
@@ -263,7 +263,7 @@ class _Builder:
         """Every piece of ``cells`` as a turned mesh, its head apart when it is another shade
         or material (:class:`~.vary.Variation`'s stained and painted heads)."""
         vary, geometry = self.vary, self.geometry
-        profile = _bell_profile(vary.bell, vary.turned)
+        profile = bell_profile(vary.bell, vary.turned)
         for name, content in cells.items():
             if content is None:
                 continue
@@ -308,7 +308,7 @@ class _Builder:
 
     def tiles(self, cells: dict[str, Any], eye: np.ndarray) -> None:
         """Every Spectrangle tile of ``cells`` as a thin triangular prism: its top is the
-        painter's artwork (:func:`~.pieces._tile`: three coloured thirds, the value's disc and
+        painter's artwork (:func:`~.pieces.tile`: three coloured thirds, the value's disc and
         figure, drawn from the same draws) in one texture atlas, its sides the tiles' back."""
         z0 = self.surface_z
         placed = [(n, c) for n, c in cells.items() if c is not None]
@@ -323,7 +323,7 @@ class _Builder:
         back_uv = (size - ATLAS_SLOT / 2) / size
         for k, (name, content) in enumerate(placed):
             rng = self.vary.piece_rng(name)
-            solid = _tile(self.geometry, name, content, z0, eye, rng, self.vary)
+            solid = tile(self.geometry, name, content, z0, eye, rng, self.vary)
             top = solid.casts[0]
             corner = np.array([k % columns, k // columns]) * ATLAS_SLOT
             lo = top[:, :2].min(axis=0) - 1.0
