@@ -25,7 +25,8 @@ its exposure and white balance (``camera.lock_exposure()``, when the camera has 
 
 While the mat's markers look smaller than ``vision.locate.RELIABLE_MARKER_PX``, the status line
 of every screen says that the camera is too far (unless the camera has something to say); while
-some are read only in linear light (``BoardPose.markers_bled``), that the mat is too bright.
+some are read only in linear light or eroded (``BoardPose.markers_bled``), that the mat is too
+bright.
 """
 
 from __future__ import annotations

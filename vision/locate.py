@@ -257,8 +257,8 @@ class BoardPose:
     placement: np.ndarray | None = None
     #: median side (px) of the markers seen (a tracked pose keeps the last fit's)
     marker_px: float = 0.0
-    #: markers of ``markers_seen`` read only in linear light: the paper's light had bled into
-    #: their black (over-exposed, or a lamp's glare on the mat)
+    #: markers of ``markers_seen`` read only in linear light or on the frame eroded by a pixel:
+    #: the paper's light had bled into their black (over-exposed, or a lamp's glare on the mat)
     markers_bled: tuple[int, ...] = ()
 
     @property
