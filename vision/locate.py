@@ -722,8 +722,7 @@ class BoardLocator:
             linear = _linear(grey)
             more = self._search_at(linear, fast)
             self._refine(linear, more)
-            for n, extra in more.items():
-                self._bled.update(extra.keys() - found.get(n, {}).keys())
+            self._mark_bled(more, found)
             found = _union(more, found)
             if self._most(found) < enough:
                 found = self._eroded(grey, linear, found)
@@ -749,9 +748,16 @@ class BoardLocator:
         merged = _union(more, found)
         if self._most(merged) < self.ERODED_MARKERS:
             return found
+        self._mark_bled(more, found)
+        return merged
+
+    def _mark_bled(
+        self, more: dict[str, dict[int, np.ndarray]], found: dict[str, dict[int, np.ndarray]]
+    ) -> None:
+        """Note as bled this frame's markers that ``more`` (the linear or the eroded search)
+        showed and the searches before it (``found``) did not."""
         for n, quads in more.items():
             self._bled.update(quads.keys() - found.get(n, {}).keys())
-        return merged
 
     def _search_at(
         self, grey: np.ndarray, fast: dict[int, np.ndarray]
