@@ -602,7 +602,8 @@ class BoardLocator:
     - ``tolerance_mm``: a marker whose corners are further than this (mean) from the fit is
       left out as misplaced, as long as most of the markers seen agree with each other.
     - ``max_age``: seconds a fitted pose is reused while too few markers are visible.
-    - ``min_markers``: markers needed to fit a pose without a recent one to track.
+    - ``min_markers``: markers needed to fit a pose without a recent one to track (one
+      marker's corners fit a homography exactly, with nothing to check it).
     - ``deadband_px``: a new fit moving the mat corners less than this keeps the previous
       homography, so a still board gives identical rectified images.
     - ``lens_k``: the camera's radial distortion (:class:`Lens`); ``None`` estimates it from the
@@ -634,7 +635,7 @@ class BoardLocator:
         detect_scale: float = 0.5,
         tolerance_mm: float = 6.0,
         max_age: float = 2.0,
-        min_markers: int = 1,
+        min_markers: int = 2,
         deadband_px: float = 0.5,
         forget_after: float = 10.0,
         lens_k: float | None = None,
