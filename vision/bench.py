@@ -60,6 +60,7 @@ from engine.core import Content
 
 from .geometry import BoardGeometry, load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
+from .model import model_for
 from .pipeline import SETTLED, VisionPipeline
 from .readers import Reader, reader_for
 from .synth import Domain, Scene, random_board_shift, random_position, render_scene, traced
@@ -292,9 +293,9 @@ def _settles_under_hand(game: str, clear: np.ndarray, covered: np.ndarray) -> bo
 
 
 #: The scene sets of the bench: the fixed corpus (the nominal look, as it always was), the
-#: shared training domain (a model's recipe may widen some of its ranges:
-#: :func:`vision.train.dataset.training_domain`) and the held-out domain (other seeds and ranges,
-#: never used for fitting), each from a stream of seeds of its own.
+#: shared training domain (a game's ``train`` split draws its model's own, which its recipe may
+#: widen: :func:`split_domain`) and the held-out domain (other seeds and ranges, never used for
+#: fitting), each from a stream of seeds of its own.
 SPLITS: dict[str, Domain] = {
     "corpus": Domain.NOMINAL,
     "train": Domain.TRAIN,
@@ -332,7 +333,7 @@ def corpus_scene(
     for _ in range(index):
         random_position(game, rng)
     cells = random_position(game, rng)
-    domain = _domain(split, zoom)
+    domain = _domain(split, game, zoom)
     return _render(game, cells, _seed(split, first, index), misplaced, hand, domain, split)
 
 
@@ -340,9 +341,19 @@ def _seed(split: str, first: int, index: int) -> int:
     return first + (index if split == "corpus" else 10 * index)
 
 
-def _domain(split: str, zoom: tuple[float, float] | None) -> Domain:
-    """The domain of ``split``, its camera ``zoom`` range replaced when given."""
-    domain = VISION_SPLITS[split]
+def split_domain(split: str, game: str) -> Domain:
+    """The domain ``game``'s scenes of ``split`` are drawn from: the ``train`` split's is the
+    one the game's model was fitted on, the shared training domain as its recipe widened it
+    (the model file's ``trained.domain_widened``)."""
+    if split != "train":
+        return VISION_SPLITS[split]
+    trained = model_for(game).meta.get("trained", {})
+    return Domain.TRAIN.widened(trained.get("domain_widened", {}))
+
+
+def _domain(split: str, game: str, zoom: tuple[float, float] | None) -> Domain:
+    """The domain of ``game``'s ``split``, its camera ``zoom`` range replaced when given."""
+    domain = split_domain(split, game)
     return domain if zoom is None else replace(domain, zoom=zoom)
 
 
@@ -395,7 +406,7 @@ def bench_game(
     codec = new_game(game)
     reader = reader_for(game, geometry)
     rng, first = _stream(split, seed)
-    domain = _domain(split, zoom)
+    domain = _domain(split, game, zoom)
     right = total = boards_right = false_settled = not_found = hands = 0
     markers_found = markers_visible = 0
     clear_scenes = clear_right = clear_flagged = hand_flagged = 0

@@ -33,7 +33,7 @@ import numpy as np
 from engine import MOVE, Game, Move, Observation, new_game
 
 from .adapt import Adaptation
-from .bench import BENCH_GAMES, SPLITS, board_errors, parse_splits
+from .bench import BENCH_GAMES, board_errors, parse_splits, split_domain
 from .decode import decode
 from .geometry import load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
@@ -177,7 +177,7 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
         key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
         readers = [reader_for(game), _plain(game)]
         before = None
-        for shot in filmed_game(game, key, SPLITS[split]):
+        for shot in filmed_game(game, key, split_domain(split, game)):
             if shot.pose is None:  # a board not read, a move not judged (refused)
                 for tally in (adapted, plain):
                     tally.boards += 1

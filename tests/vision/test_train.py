@@ -37,6 +37,21 @@ def test_a_recipe_widens_only_its_own_training_domain():
             training_domain({"domain": bad})
 
 
+def test_a_games_train_split_is_what_its_model_was_fitted_on():
+    """The bench's ``train`` split draws each game's committed model's own training domain:
+    its recipe's widening, as the model file records it (Gobsmacked's squares are rounded
+    further than the shared domain's)."""
+    from vision.bench import split_domain
+
+    for name, recipe in recipes().items():
+        if recipe.get("kind") == "edges":
+            continue
+        for game in recipe["games"]:
+            assert split_domain("train", game) == training_domain(recipe), (name, game)
+    assert split_domain("train", "gobsmacked") != Domain.TRAIN
+    assert split_domain("heldout", "gobsmacked") == Domain.HELDOUT
+
+
 def test_scenes_are_drawn_from_the_recipes_domain():
     """A widened range reaches the rendered scenes: Gobsmacked squares rounded into circles
     (rounding 1) give other patches than the shared domain's, the same scene otherwise."""

@@ -10,8 +10,9 @@ of the colour randomisation, never thresholds. See ``docs/vision/synthetic.md``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
 
 Range = tuple[float, float]
 
@@ -208,6 +209,16 @@ class Domain:
     def varied(self) -> bool:
         """Whether anything beyond the camera pose differs from the nominal corpus."""
         return replace(self, name="nominal", zoom=(1.0, 1.15), max_tilt_deg=35.0) != Domain()
+
+    def widened(self, changes: Mapping[str, Any]) -> Domain:
+        """This domain with the ranges and chances ``changes`` (field name: value, a range as
+        a ``[low, high]`` list, as a recipe's ``domain`` and a model file's record give them)
+        in place of its own."""
+        unknown = sorted(set(changes) - ({f.name for f in fields(Domain)} - {"name"}))
+        if unknown:
+            raise ValueError(f"a domain's widening cannot set {', '.join(unknown)}")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
+        return replace(self, **values)
 
 
 Domain.NOMINAL = Domain()

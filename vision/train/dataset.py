@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any
 
@@ -66,13 +66,7 @@ def training_domain(recipe: dict[str, Any]) -> Domain:
     the ranges and chances of the recipe's ``domain`` (field name: value, a range as a
     ``[low, high]`` list) in place of the shared ones, so that one model's training may reach
     further than the others' without changing what they were fitted on."""
-    widened = recipe.get("domain", {})
-    unknown = sorted(set(widened) - ({f.name for f in fields(Domain)} - {"name"}))
-    if unknown:
-        raise ValueError(f"a recipe's domain cannot set {', '.join(unknown)}")
-    return replace(
-        Domain.TRAIN, **{k: tuple(v) if isinstance(v, list) else v for k, v in widened.items()}
-    )
+    return Domain.TRAIN.widened(recipe.get("domain", {}))
 
 
 def scene_domain(recipe: dict[str, Any], index: int, domain: Domain | None = None) -> Domain:
