@@ -25,6 +25,10 @@ NOMINAL = {
     ("blokus", 3): "1f801664a5f38c36",
 }
 
+#: The varied domains without their tint: drawn last, it recolours a box's look whatever was
+#: drawn before, so the tests that change one earlier draw and compare looks go without it.
+UNTINTED = [Domain.TRAIN, replace(Domain.HELDOUT, tint=0.0)]
+
 
 def _render(game: str, seed: int, domain: Domain = Domain.NOMINAL, **options):
     cells = random_position(game, np.random.default_rng(seed))
@@ -213,7 +217,7 @@ def test_solids_lit_relative_to_the_board_are_as_light_as_it_where_they_lie_flat
     assert absolute[0] < 0.6
 
 
-@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
 @pytest.mark.parametrize("game", ["blokus", "gobblet", "gobsmacked"])
 def test_about_half_the_scenes_are_lit_relative_to_the_board_and_nothing_else_moves(domain, game):
     from dataclasses import fields
@@ -229,6 +233,63 @@ def test_about_half_the_scenes_are_lit_relative_to_the_board_and_nothing_else_mo
         assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
 
 
+def _chroma(hex_color: str) -> float:
+    """Largest channel less smallest, as a fraction of 255."""
+    return (max(rgb(hex_color)) - min(rgb(hex_color))) / 255
+
+
+@pytest.mark.parametrize("color", ["#c8cacb", "#808080", "#e64b19", "#5a2d91"])
+def test_a_tint_gives_a_grey_a_hue_of_the_drawn_chroma_and_moves_a_colour_as_far(color):
+    from vision.synth.vary import tint
+
+    rng = np.random.default_rng(3)
+    for chroma in (0.04, 0.1):
+        tinted = [tint(color, rng, (chroma, chroma)) for _ in range(40)]
+        moved = [np.abs(np.subtract(rgb(t), rgb(color))) for t in tinted]
+        # every channel moves by at most the chroma, and the largest move is about half of it
+        assert all(m.max() <= chroma * 255 + 0.5 for m in moved)
+        assert all(m.max() >= chroma * 255 / 2 - 0.5 for m in moved)
+        if _chroma(color) < 0.02:
+            assert all(abs(_chroma(t) - chroma) < 0.015 for t in tinted)
+        # a hue of its own each time: the channel pushed furthest up is now one, now another
+        ups = {int(np.argmax(np.subtract(rgb(t), rgb(color)))) for t in tinted}
+        assert ups == {0, 1, 2}
+
+
+@pytest.mark.parametrize("game", ["blokus", "spectrangle"])
+def test_held_out_boxes_are_sometimes_tinted_and_nothing_else_moves(game):
+    from dataclasses import fields
+
+    from vision.synth.vary import Variation
+
+    domain = Domain.HELDOUT
+    plain = _variations(game, replace(domain, tint=0.0))
+    drawn = _variations(game, domain)
+    tinted = [v.look != p.look for p, v in zip(plain, drawn, strict=True)]
+    assert 0.2 < np.mean(tinted) < 0.6
+    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "look")]
+    for p, v, changed in zip(plain, drawn, tinted, strict=True):
+        assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
+        assert v.look.keys() == p.look.keys()
+        if changed:  # every colour tinted, by at most the widest chroma
+            hi = domain.tint_chroma[1]
+            for key in ("board", "grid"):
+                step = np.abs(np.subtract(rgb(v.look[key]), rgb(p.look[key])))
+                assert 0 < step.max() <= hi * 255 + 0.5
+    # the grey Blokus board, which no lightness, hue or saturation draw takes past a chroma of
+    # 0.03, reaches the tints of printed boards
+    if game == "blokus":
+        boards = [_chroma(v.look["board"]) for v in drawn]
+        assert max(_chroma(v.look["board"]) for v in plain) < 0.035 and max(boards) > 0.08
+
+
+def test_the_training_domain_draws_no_tint_so_the_fitted_models_keep_their_scenes():
+    assert Domain.TRAIN.tint == 0.0 and Domain.NOMINAL.tint == 0.0
+    plain = _variations("blokus", replace(Domain.TRAIN, tint_chroma=(0.1, 0.1)))
+    drawn = _variations("blokus", Domain.TRAIN)
+    assert all(p.look == v.look for p, v in zip(plain, drawn, strict=True))
+
+
 def _variations(game: str, domain: Domain, n: int = 60) -> list:
     from vision.geometry import load_geometry
     from vision.synth.vary import Variation
@@ -237,7 +298,7 @@ def _variations(game: str, domain: Domain, n: int = 60) -> list:
     return [Variation.draw(domain, geometry, np.random.default_rng([s, 2])) for s in range(n)]
 
 
-@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
 def test_some_gobblet_sets_are_wooden_and_every_other_draw_stays_as_it_was(domain):
     plain = _variations("gobblet", replace(domain, wooden_sets=0.0))
     drawn = _variations("gobblet", domain)
@@ -264,7 +325,7 @@ def test_some_gobblet_sets_are_wooden_and_every_other_draw_stays_as_it_was(domai
     assert not any(v.wooden_set for v in _variations("blokus", domain, 20))
 
 
-@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
 def test_some_wooden_sets_wear_painted_balls_and_every_other_draw_stays_as_it_was(domain):
     from vision.synth.vary import _lightness
 
@@ -327,7 +388,7 @@ def test_a_stained_pieces_head_is_darker_than_its_body_and_a_light_piece_is_one_
     assert 0.0 < HEAD_FROM < 1.0
 
 
-@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
 def test_gobblet_sets_of_other_heights_change_nothing_else(domain):
     from vision.geometry import load_geometry
     from vision.synth.pieces import build_pieces
@@ -362,7 +423,7 @@ def test_gobblet_sets_of_other_heights_change_nothing_else(domain):
     assert all(v.piece_height == 1.0 for v in _variations("blokus", domain, 20))
 
 
-@pytest.mark.parametrize("domain", [Domain.TRAIN, Domain.HELDOUT], ids=lambda d: d.name)
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
 def test_gobblet_pieces_stand_off_their_cells_by_the_scenes_spread_and_stay_on_them(domain):
     from vision.geometry import load_geometry
     from vision.synth.pieces import build_pieces

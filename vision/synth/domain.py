@@ -42,6 +42,12 @@ class Domain:
     saturation: Range = (1.0, 1.0)
     #: standard deviation of a further lightness factor per piece (pieces of one box differ)
     piece_spread: float = 0.0
+    #: chance that a box's colours carry a tint: every ``look`` colour gets a hue of its own
+    #: added at a chroma (largest channel less smallest, as a fraction of 255) drawn from
+    #: ``tint_chroma``: a grey board printed a little blue or pink, which scaling lightness and
+    #: saturation or turning hue cannot give (drawn last, and only at a chance above 0)
+    tint: float = 0.0
+    tint_chroma: Range = (0.0, 0.0)
     #: Gobsmacked motif area as a fraction of the token's face; empty: the geometry's coverage
     motif_coverage: Range | tuple[()] = ()
     #: Gobsmacked square motifs' corner radius as a fraction of their half side
@@ -352,6 +358,8 @@ Domain.HELDOUT = Domain(
     cast_shadow=0.35,
     cast_shadow_dark=(0.2, 0.65),
     relit=0.5,
+    tint=0.4,
+    tint_chroma=(0.02, 0.14),
     skin_tones=(
         "#f6d6c2", "#e8bb9a", "#d49a74", "#b87a52", "#9a5f3c",
         "#7c4a2d", "#5c3620", "#442818", "#301c12",

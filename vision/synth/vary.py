@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import colorsys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..geometry import BoardGeometry
-from .domain import CAREFUL_OFFSET_MM, Domain
+from .domain import CAREFUL_OFFSET_MM, Domain, Range
 from .photo import Response
 from .textures import rgb
 
@@ -43,6 +44,30 @@ def jitter(hex_color: str, light: float, hue_deg: float, sat: float) -> str:
     return "#" + "".join(f"{round(255 * c):02x}" for c in (r, g, b))
 
 
+def tint(hex_color: str, rng: np.random.Generator, chroma: Range) -> str:
+    """``hex_color`` with a random hue added at a chroma (largest channel less smallest, as a
+    fraction of 255) drawn from ``chroma``: a grey takes that hue, a colour shifts a little."""
+    turn = rng.uniform(0.0, 2.0 * np.pi)
+    hue = np.cos(turn - np.array([0.0, 2.0, 4.0]) * np.pi / 3.0)  # R, G, B: sums to 0
+    offset = hue / (hue.max() - hue.min()) * rng.uniform(*chroma) * 255.0
+    out = np.clip(np.array(rgb(hex_color), float) + offset, 0.0, 255.0)
+    return "#" + "".join(f"{round(c):02x}" for c in out)
+
+
+def _colours_of(look: dict[str, Any], recolour: Callable[[str], str]) -> dict[str, Any]:
+    """A copy of ``look`` with ``recolour`` applied to every colour (one call per colour, in
+    the look's order)."""
+    out: dict[str, Any] = {}
+    for key, value in look.items():
+        if key in _NOT_COLOURS:
+            out[key] = value
+        elif isinstance(value, dict):
+            out[key] = {k: recolour(v) for k, v in value.items()}
+        else:
+            out[key] = recolour(value)
+    return out
+
+
 def jitter_look(look: dict[str, Any], domain: Domain, rng: np.random.Generator) -> dict[str, Any]:
     """A copy of a geometry's ``look`` with every colour drawn around its nominal value."""
 
@@ -54,15 +79,7 @@ def jitter_look(look: dict[str, Any], domain: Domain, rng: np.random.Generator) 
             rng.uniform(*domain.saturation),
         )
 
-    out: dict[str, Any] = {}
-    for key, value in look.items():
-        if key in _NOT_COLOURS:
-            out[key] = value
-        elif isinstance(value, dict):
-            out[key] = {k: draw(v) for k, v in value.items()}
-        else:
-            out[key] = draw(value)
-    return out
+    return _colours_of(look, draw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,6 +188,7 @@ class Variation:
             ._proportions(geometry, rng)
             ._painted(rng)
             ._relit(rng)
+            ._tinted(rng)
         )
 
     def _wooden(self, rng: np.random.Generator) -> Variation:
@@ -231,6 +249,16 @@ class Variation:
         if not self.domain.relit:
             return self
         return replace(self, relit=bool(rng.random() < self.domain.relit))
+
+    def _tinted(self, rng: np.random.Generator) -> Variation:
+        """This variation, or (by the domain's ``tint`` chance) its box's colours each with a
+        tint (:func:`tint`; a wooden board's wood keeps its own). Drawn last, and only when the
+        domain has that chance: every other draw stays as it was."""
+        domain = self.domain
+        if not domain.tint or rng.random() >= domain.tint:
+            return self
+        look = _colours_of(self.look, lambda color: tint(color, rng, domain.tint_chroma))
+        return replace(self, look=look)
 
     @property
     def board(self) -> str:
