@@ -17,7 +17,7 @@ import json
 import numpy as np
 import pytest
 
-from engine import new_game
+from engine import data, new_game
 from vision.geometry import load_geometry
 from vision.model import FORMAT, CellModel, ModelError, model_for
 from vision.readers import reader_for
@@ -228,3 +228,31 @@ def test_a_spectrangle_tile_is_never_read_twice():
     # without a duplicate the likeliest contents stand, untouched
     alone = probs[1:]
     assert (reader.best_contents(alone, np.ones(n - 1, dtype=bool)) == alone.argmax(1)).all()
+
+
+def test_a_gobblet_board_shows_no_more_of_a_piece_than_the_box_holds():
+    reader = reader_for("gobblet")
+    codec = new_game("gobblet")
+    names, contents, _, _ = reader.cell_probabilities(np.eye(len(reader.model.classes))[[0] * 16])
+    column = {reader.label(codec.cell_to_json(c), ""): k for k, c in enumerate(contents) if c}
+    big, third = column["white-4"], column["white-3"]
+    probs = np.full((len(names), len(contents)), 0.01)
+    probs[:, 0] = 1.0  # empty but five
+    # five cells look most like a large white piece: one of them, the least sure, is nearly
+    # as likely a size-3 piece, another nearly as likely empty
+    rows = [(0.9, 0.05, 0.01)] * 3 + [(0.5, 0.45, 0.01), (0.6, 0.01, 0.35)]
+    for row, (p4, p3, p0) in enumerate(rows):
+        probs[row, 0], probs[row, big], probs[row, third] = p0, p4, p3
+    probs /= probs.sum(axis=1, keepdims=True)
+    shown = np.ones(len(names), dtype=bool)
+    best = reader.best_contents(probs, shown)
+    assert data.load("gobblet")["stacks"] == 3
+    assert (best[:3] == big).all() and best[3] == third and best[4] == 0
+    assert (best[5:] == 0).all()
+    # a cell left out of the observation takes no piece from the box: one cell fewer must yield
+    shown[0] = False
+    best = reader.best_contents(probs, shown)
+    assert best[0] == big and best[3] == third and best[4] == big
+    # within the box the likeliest contents stand, untouched
+    probs[3:5, big] = 0.0
+    assert (reader.best_contents(probs, np.ones(len(names), dtype=bool)) == probs.argmax(1)).all()

@@ -295,6 +295,35 @@ def test_random_positions_hold_valid_contents():
                 assert set(codes) <= values and len(codes) == len(set(codes))
 
 
+def test_gobblet_positions_top_no_more_of_a_piece_than_the_box_holds():
+    from collections import Counter
+
+    from vision.synth.positions import _gobblet_box, _gobblet_top
+
+    stacks = data.load("gobblet")["stacks"]
+    rng = np.random.default_rng(1)
+    most = 0
+    for _ in range(300):
+        cells = random_position("gobblet", rng)
+        counts = Counter((c["color"], c["size"]) for c in cells.values() if c is not None)
+        assert max(counts.values(), default=0) <= stacks
+        most = max(most, *counts.values(), 0)
+    assert most == stacks  # full boards do use a piece of every stack
+    # a piece the box has run out of gives way to the nearest size of its colour, the larger
+    # of two as near, then to the other colour; the draws are the same either way
+    box = _gobblet_box()
+    box[("white", 2)] = 0
+    streams = map(np.random.default_rng, range(99))
+    plain = [(r.random() < 0.5, int(r.integers(1, 5))) for r in streams]
+    got = [_gobblet_top(np.random.default_rng(s), Counter(box)) for s in range(99)]
+    for (white, size), piece in zip(plain, got, strict=True):
+        want = ("white" if white else "black", 3 if (white, size) == (True, 2) else size)
+        assert (piece["color"], piece["size"]) == want
+    box = Counter({key: 0 for key in box} | {("black", 1): 1})
+    assert _gobblet_top(np.random.default_rng(0), box) == {"color": "black", "size": 1}
+    assert sum(box.values()) == 0
+
+
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="no cells"):
         render_scene("gobblet", {"z9": None}, 0)

@@ -183,6 +183,29 @@ class GobbletReader(FittedReader):
         color, size = label.split("-")
         return self.codec.cell_from_json({"color": color, "size": int(size)})
 
+    def best_contents(self, probs: np.ndarray, shown: np.ndarray) -> np.ndarray:
+        """A box holds ``stacks`` pieces of each colour and size (``engine/data/gobblet.json``),
+        so no more of one can top the squares: when the likeliest contents of the reported
+        cells show more, the cells are given contents together, no piece more often than the
+        box has it, as likely as can be (:func:`~vision.assign.best_assignment`; a cell may
+        turn empty)."""
+        best = probs.argmax(axis=1)
+        rows = np.flatnonzero(shown)
+        stacks = int(data.load("gobblet")["stacks"])
+        empty = [k for k, c in enumerate(self.model.classes) if c != FOREIGN].index(
+            self.model.classes.index(EMPTY)
+        )
+        pieces = np.delete(np.arange(probs.shape[1]), empty)
+        if np.bincount(best[rows], minlength=probs.shape[1])[pieces].max(initial=0) <= stacks:
+            return best
+        logp = np.log(np.maximum(probs[rows], 1e-12))
+        score = np.hstack(
+            [np.repeat(logp[:, pieces], stacks, axis=1), np.repeat(logp[:, [empty]], len(rows), 1)]
+        )
+        column = np.append(np.repeat(pieces, stacks), np.full(len(rows), empty))
+        best[rows] = column[best_assignment(score)]
+        return best
+
 
 class SpectrangleReader(FittedReader):
     """Spectrangle: one patch per edge of each cell, classed by colour; a cell's probability of

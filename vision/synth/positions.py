@@ -1,9 +1,11 @@
-"""Random positions that look like games in progress (not necessarily legal), for corpora, and
-random legal games move by move, as one table sees them (:func:`random_game`)."""
+"""Random positions that look like games in progress (not necessarily legal, but of pieces the
+box has), for corpora, and random legal games move by move, as one table sees them
+(:func:`random_game`)."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,8 @@ def random_position(game: str, rng: np.random.Generator) -> dict[str, Any]:
     names = load_geometry(game).cell_names
     fill = float(rng.uniform(0.0, 0.75))
     if game == "gobblet":
-        return {n: _gobblet_top(rng) if rng.random() < fill else None for n in names}
+        box = _gobblet_box()
+        return {n: _gobblet_top(rng, box) if rng.random() < fill else None for n in names}
     if game in ("blokus", "blokus-duo"):
         return _blokus(names, fill, rng)
     if game == "spectrangle":
@@ -59,9 +62,30 @@ def random_game(game: str, seed: int, moves: int | None = None) -> list[dict[str
     return boards
 
 
-def _gobblet_top(rng: np.random.Generator) -> dict[str, Any]:
+def _gobblet_box() -> Counter:
+    """The pieces of a Gobblet box, (colour, size): count (``stacks`` of each)."""
+    rules = data.load("gobblet")
+    return Counter(
+        {(c, s): rules["stacks"] for c in ("white", "black") for s in range(1, rules["sizes"] + 1)}
+    )
+
+
+def _gobblet_top(rng: np.random.Generator, box: Counter) -> dict[str, Any]:
+    """A piece of ``box`` (taken out of it) on top of a square: a drawn colour and size or,
+    when the box has no such piece left, the nearest size of that colour it has (the larger
+    of two as near), else of the other colour. No draw more: a board the box could always
+    give is the one drawn before the box was counted."""
     color = "white" if rng.random() < 0.5 else "black"
-    return {"color": color, "size": int(rng.integers(1, 5))}
+    size = int(rng.integers(1, 5))
+    other = "black" if color == "white" else "white"
+    for c, s in sorted(
+        (key for key in box if key[0] in (color, other)),
+        key=lambda cs: (cs[0] != color, abs(cs[1] - size), -cs[1]),
+    ):
+        if box[(c, s)]:
+            box[(c, s)] -= 1
+            return {"color": c, "size": s}
+    raise ValueError("the box is empty")
 
 
 def _blokus(names: tuple[str, ...], fill: float, rng: np.random.Generator) -> dict[str, Any]:
