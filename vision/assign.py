@@ -2,10 +2,13 @@
 
 Readers use it where the rules say a thing is on the board at most once (a Spectrangle tile):
 of all the ways to give every cell a content with no piece twice, the one of greatest
-likelihood.
+likelihood; and, through :func:`best_within`, where a box holds only so many of a piece (three
+Gobblet pieces of a colour and size, a Blokus colour's squares).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -56,3 +59,20 @@ def best_assignment(score: np.ndarray) -> np.ndarray:
     taken = np.flatnonzero(owner[1:]) + 1
     out[owner[taken] - 1] = taken - 1
     return out
+
+
+def best_within(score: np.ndarray, capacity: Sequence[int | None]) -> np.ndarray:
+    """For a ``score`` matrix (rows x columns, finite), the column of each row such that no
+    column ``k`` is used more than ``capacity[k]`` times (``None``: any number, and at least one
+    column has no limit) and the sum of the rows' scores is the greatest: the likeliest
+    contents when a box holds only so many of a piece. Each row's best column when that keeps
+    within every capacity (no assignment then)."""
+    best = np.argmax(score, axis=1)
+    counts = np.bincount(best, minlength=score.shape[1])
+    if all(c is None or counts[k] <= c for k, c in enumerate(capacity)):
+        return best
+    rows = len(score)
+    slots = np.concatenate(
+        [np.full(rows if c is None else min(c, rows), k) for k, c in enumerate(capacity)]
+    )
+    return slots[best_assignment(score[:, slots])]

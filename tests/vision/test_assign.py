@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from itertools import permutations
+from itertools import permutations, product
 
 import numpy as np
 import pytest
 
-from vision.assign import best_assignment
+from vision.assign import best_assignment, best_within
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4), (3, 3), (4, 6), (5, 5), (5, 8), (6, 7)])
@@ -32,3 +32,23 @@ def test_rows_that_want_the_same_column_share_it_out_by_what_the_others_lose():
 def test_more_rows_than_columns_is_refused():
     with pytest.raises(ValueError, match="3 rows"):
         best_assignment(np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("capacity", [(None, 1, 1), (None, 2, 1), (1, None, 0), (None, None, 2)])
+def test_contents_within_a_box_are_the_best_of_all_that_keep_to_it(capacity):
+    rng = np.random.default_rng(len(str(capacity)))
+    for _ in range(20):
+        score = rng.normal(size=(5, 3))
+        got = best_within(score, capacity)
+        counts = np.bincount(got, minlength=3)
+        assert all(c is None or counts[k] <= c for k, c in enumerate(capacity))
+        rows = np.arange(5)
+        best = max(
+            score[rows, list(cols)].sum()
+            for cols in product(range(3), repeat=5)
+            if all(c is None or list(cols).count(k) <= c for k, c in enumerate(capacity))
+        )
+        assert score[rows, got].sum() == pytest.approx(best)
+    # within the box, each row's own best stands
+    score = np.array([[0.0, -1.0, -2.0], [-1.0, 0.0, -2.0]])
+    assert best_within(score, (None, 1, 1)).tolist() == [0, 1]

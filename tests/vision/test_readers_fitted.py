@@ -256,3 +256,27 @@ def test_a_gobblet_board_shows_no_more_of_a_piece_than_the_box_holds():
     # within the box the likeliest contents stand, untouched
     probs[3:5, big] = 0.0
     assert (reader.best_contents(probs, np.ones(len(names), dtype=bool)) == probs.argmax(1)).all()
+
+
+@pytest.mark.parametrize("game", ["blokus", "blokus-duo"])
+def test_a_blokus_board_shows_no_more_squares_of_a_colour_than_its_pieces_have(game):
+    reader = reader_for(game)
+    names, contents, _, _ = reader.cell_probabilities(np.eye(len(reader.model.classes))[[0]])
+    squares = sum(len(p["squares"]) for p in data.load(game)["pieces"])
+    assert [reader.capacity(c) for c in contents] == [None, squares, squares]
+    orange = contents.index(new_game(game).cell_from_json("orange"))
+    # a pale board read orange everywhere, the empty squares only a little less sure
+    rng = np.random.default_rng(0)
+    probs = np.full((len(names), len(contents)), 0.02)
+    probs[:, orange] = 0.6 + 0.1 * rng.random(len(names))
+    probs[:, 0] = 0.5
+    real = rng.choice(len(names), squares // 2, replace=False)
+    probs[real, orange] = 0.95  # the pieces really there, sure of themselves
+    shown = np.ones(len(names), dtype=bool)
+    best = reader.best_contents(probs / probs.sum(axis=1, keepdims=True), shown)
+    read = np.flatnonzero(best == orange)
+    assert len(read) == squares and set(real) <= set(read)
+    assert set(best[np.setdiff1d(np.arange(len(names)), read)]) == {0}
+    # as many orange squares as its pieces have: read as it is
+    probs[squares:, orange] = 0.01
+    assert (reader.best_contents(probs, shown) == probs.argmax(axis=1)).all()

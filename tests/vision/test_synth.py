@@ -324,6 +324,21 @@ def test_gobblet_positions_top_no_more_of_a_piece_than_the_box_holds():
     assert sum(box.values()) == 0
 
 
+def test_blokus_positions_cover_no_more_squares_of_a_colour_than_its_pieces_have():
+    from collections import Counter
+
+    from vision.synth.positions import _blokus
+
+    for game in ("blokus", "blokus-duo"):
+        squares = sum(len(p["squares"]) for p in data.load(game)["pieces"])
+        names = load_geometry(game).cell_names
+        rng = np.random.default_rng(2)
+        for fill in (0.75, 1.0, 1.25):  # beyond the corpus's fill: every square of both colours
+            counts = Counter(c for c in _blokus(game, names, fill, rng).values() if c)
+            assert max(counts.values()) <= squares
+        assert counts == {"orange": squares, "violet": squares}
+
+
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="no cells"):
         render_scene("gobblet", {"z9": None}, 0)

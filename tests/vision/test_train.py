@@ -10,6 +10,7 @@ import pytest
 
 from vision.geometry import load_geometry
 from vision.model import EMPTY, FOREIGN, CellModel
+from vision.readers import READERS
 from vision.synth import Domain, random_position, render_scene
 from vision.train.cli import recipes
 from vision.train.dataset import build, labelled_patches, scene_patches, training_domain
@@ -23,6 +24,8 @@ def test_every_recipe_names_a_reader_that_knows_its_classes():
             continue
         cls = reader_class(recipe["reader"])
         assert set(recipe["games"]) <= set(cls.games or recipe["games"]), name
+        # the reader the model is fitted with is the one its games are read with
+        assert all(READERS[game] == recipe["reader"] for game in recipe["games"]), name
         assert {EMPTY, FOREIGN} <= set(recipe["classes"]), name
         assert training_domain(recipe).name == "train", name  # its widened ranges are fields
 

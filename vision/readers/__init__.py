@@ -27,8 +27,8 @@ from ..locate import BoardPose
 READERS: dict[str, str] = {
     "gobblet": "vision.readers.fitted:GobbletReader",
     "spectrangle": "vision.readers.fitted:SpectrangleReader",
-    "blokus": "vision.readers.fitted:FittedReader",
-    "blokus-duo": "vision.readers.fitted:FittedReader",
+    "blokus": "vision.readers.fitted:BlokusReader",
+    "blokus-duo": "vision.readers.fitted:BlokusReader",
     "gobsmacked": "vision.readers.fitted:FittedReader",
 }
 

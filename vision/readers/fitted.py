@@ -27,7 +27,7 @@ from engine.core import Content
 from engine.spectrangle import COLOURS
 
 from ..adapt import TableBank
-from ..assign import best_assignment
+from ..assign import best_assignment, best_within
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
 from ..locate import BoardPose
@@ -131,9 +131,24 @@ class FittedReader(Reader):
 
     def best_contents(self, probs: np.ndarray, shown: np.ndarray) -> np.ndarray:
         """The column of each cell's reported content in ``probs`` (cells x contents; ``shown``:
-        the cells reported): the likeliest of each. A game whose rules put a piece on the
-        board at most once chooses them together (:class:`SpectrangleReader`)."""
-        return probs.argmax(axis=1)
+        the cells reported): the likeliest of each, unless they show more of a content than
+        the box holds (:meth:`capacity`): then the reported cells are given contents together,
+        none more often than the box has it, as likely as can be
+        (:func:`~vision.assign.best_within`; a cell may turn empty). A game whose rules put a
+        piece on the board at most once chooses them its own way (:class:`SpectrangleReader`)."""
+        best = probs.argmax(axis=1)
+        rows = np.flatnonzero(shown)
+        _, contents, _, _ = self.cell_probabilities(np.eye(len(self.model.classes))[:1])
+        capacity = [self.capacity(c) for c in contents]
+        if all(c is None for c in capacity) or not len(rows):
+            return best
+        best[rows] = best_within(np.log(np.maximum(probs[rows], 1e-12)), capacity)
+        return best
+
+    def capacity(self, content: Content) -> int | None:
+        """How many cells can show ``content`` at once with the pieces of one box (``None``:
+        any number, as for an empty cell)."""
+        return None
 
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
@@ -183,28 +198,22 @@ class GobbletReader(FittedReader):
         color, size = label.split("-")
         return self.codec.cell_from_json({"color": color, "size": int(size)})
 
-    def best_contents(self, probs: np.ndarray, shown: np.ndarray) -> np.ndarray:
+    def capacity(self, content: Content) -> int | None:
         """A box holds ``stacks`` pieces of each colour and size (``engine/data/gobblet.json``),
-        so no more of one can top the squares: when the likeliest contents of the reported
-        cells show more, the cells are given contents together, no piece more often than the
-        box has it, as likely as can be (:func:`~vision.assign.best_assignment`; a cell may
-        turn empty)."""
-        best = probs.argmax(axis=1)
-        rows = np.flatnonzero(shown)
-        stacks = int(data.load("gobblet")["stacks"])
-        empty = [k for k, c in enumerate(self.model.classes) if c != FOREIGN].index(
-            self.model.classes.index(EMPTY)
-        )
-        pieces = np.delete(np.arange(probs.shape[1]), empty)
-        if np.bincount(best[rows], minlength=probs.shape[1])[pieces].max(initial=0) <= stacks:
-            return best
-        logp = np.log(np.maximum(probs[rows], 1e-12))
-        score = np.hstack(
-            [np.repeat(logp[:, pieces], stacks, axis=1), np.repeat(logp[:, [empty]], len(rows), 1)]
-        )
-        column = np.append(np.repeat(pieces, stacks), np.full(len(rows), empty))
-        best[rows] = column[best_assignment(score)]
-        return best
+        so no more of one can top the squares."""
+        return None if content is None else int(data.load("gobblet")["stacks"])
+
+
+class BlokusReader(FittedReader):
+    """Blokus and Blokus Duo: classes ``orange`` and ``violet``; a colour's pieces cover at
+    most their squares (``engine/data/blokus.json``, ``blokus-duo.json``)."""
+
+    games = ("blokus", "blokus-duo")
+
+    def capacity(self, content: Content) -> int | None:
+        if content is None:
+            return None
+        return sum(len(piece["squares"]) for piece in data.load(self.game)["pieces"])
 
 
 class SpectrangleReader(FittedReader):

@@ -28,7 +28,7 @@ def random_position(game: str, rng: np.random.Generator) -> dict[str, Any]:
         box = _gobblet_box()
         return {n: _gobblet_top(rng, box) if rng.random() < fill else None for n in names}
     if game in ("blokus", "blokus-duo"):
-        return _blokus(names, fill, rng)
+        return _blokus(game, names, fill, rng)
     if game == "spectrangle":
         return _spectrangle(names, fill, rng)
     if game == "gobsmacked":
@@ -88,20 +88,28 @@ def _gobblet_top(rng: np.random.Generator, box: Counter) -> dict[str, Any]:
     raise ValueError("the box is empty")
 
 
-def _blokus(names: tuple[str, ...], fill: float, rng: np.random.Generator) -> dict[str, Any]:
-    """Grow polyomino-like blobs of one colour from random seeds until ``fill`` is reached."""
+def _blokus(
+    game: str, names: tuple[str, ...], fill: float, rng: np.random.Generator
+) -> dict[str, Any]:
+    """Grow polyomino-like blobs of one colour from random seeds until ``fill`` is reached,
+    each colour on no more squares than its pieces have (a square of a colour whose squares are
+    all down takes the other colour: no draw more)."""
     cells: dict[str, Any] = dict.fromkeys(names)
     files = sorted({n[0] for n in names})
     ranks = len(names) // len(files)
-    target = int(fill * 0.8 * len(names))
+    squares = sum(len(piece["squares"]) for piece in data.load(game)["pieces"])
+    left = dict.fromkeys(("orange", "violet"), squares)
+    target = min(int(fill * 0.8 * len(names)), sum(left.values()))
     placed = 0
     while placed < target:
         color = "orange" if rng.random() < 0.5 else "violet"
         f, r = int(rng.integers(len(files))), int(rng.integers(ranks))
         for _ in range(int(rng.integers(1, 6))):
             name = f"{files[f]}{r + 1}"
-            if cells[name] is None:
+            if cells[name] is None and any(left.values()):
+                color = color if left[color] else ("violet" if color == "orange" else "orange")
                 cells[name] = color
+                left[color] -= 1
                 placed += 1
             df, dr = ((1, 0), (-1, 0), (0, 1), (0, -1))[int(rng.integers(4))]
             f, r = min(max(f + df, 0), len(files) - 1), min(max(r + dr, 0), ranks - 1)
