@@ -17,6 +17,7 @@ model's ``hide_threshold`` on are hidden: left out of the observation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from itertools import permutations
 from typing import Any
 
@@ -138,12 +139,16 @@ class FittedReader(Reader):
         piece on the board at most once chooses them its own way (:class:`SpectrangleReader`)."""
         best = probs.argmax(axis=1)
         rows = np.flatnonzero(shown)
-        _, contents, _, _ = self.cell_probabilities(np.eye(len(self.model.classes))[:1])
-        capacity = [self.capacity(c) for c in contents]
-        if all(c is None for c in capacity) or not len(rows):
+        if all(c is None for c in self._capacities) or not len(rows):
             return best
-        best[rows] = best_within(np.log(np.maximum(probs[rows], 1e-12)), capacity)
+        best[rows] = best_within(np.log(np.maximum(probs[rows], 1e-12)), self._capacities)
         return best
+
+    @cached_property
+    def _capacities(self) -> list[int | None]:
+        """:meth:`capacity` of each content column of :meth:`cell_probabilities`."""
+        _, contents, _, _ = self.cell_probabilities(np.eye(len(self.model.classes))[:1])
+        return [self.capacity(c) for c in contents]
 
     def capacity(self, content: Content) -> int | None:
         """How many cells can show ``content`` at once with the pieces of one box (``None``:
