@@ -204,9 +204,9 @@ class GobbletReader(FittedReader):
         return self.codec.cell_from_json({"color": color, "size": int(size)})
 
     def capacity(self, content: Content) -> int | None:
-        """A box holds ``stacks`` pieces of each colour and size (``engine/data/gobblet.json``),
-        so no more of one can top the squares."""
-        return None if content is None else int(data.load("gobblet")["stacks"])
+        """A box holds ``stacks`` pieces of each colour and size (the engine's layout, from
+        ``engine/data/gobblet.json``), so no more of one can top the squares."""
+        return None if content is None else self.codec.layout.stacks
 
 
 class BlokusReader(FittedReader):
@@ -216,9 +216,7 @@ class BlokusReader(FittedReader):
     games = ("blokus", "blokus-duo")
 
     def capacity(self, content: Content) -> int | None:
-        if content is None:
-            return None
-        return sum(len(piece["squares"]) for piece in data.load(self.game)["pieces"])
+        return None if content is None else self.codec.edition.total_squares
 
 
 class SpectrangleReader(FittedReader):

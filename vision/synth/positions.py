@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from engine import Event, data, new_game
+from engine.blokus import edition
 from engine.core import RefereeError
+from engine.gobblet import load_layout
 
 from ..geometry import load_geometry
 from .pieces import SPECTRANGLE_LETTERS
@@ -64,9 +66,9 @@ def random_game(game: str, seed: int, moves: int | None = None) -> list[dict[str
 
 def _gobblet_box() -> Counter:
     """The pieces of a Gobblet box, (colour, size): count (``stacks`` of each)."""
-    rules = data.load("gobblet")
+    layout = load_layout()
     return Counter(
-        {(c, s): rules["stacks"] for c in ("white", "black") for s in range(1, rules["sizes"] + 1)}
+        {(c, s): layout.stacks for c in ("white", "black") for s in range(1, layout.sizes + 1)}
     )
 
 
@@ -97,8 +99,7 @@ def _blokus(
     cells: dict[str, Any] = dict.fromkeys(names)
     files = sorted({n[0] for n in names})
     ranks = len(names) // len(files)
-    squares = sum(len(piece["squares"]) for piece in data.load(game)["pieces"])
-    left = dict.fromkeys(("orange", "violet"), squares)
+    left = dict.fromkeys(("orange", "violet"), edition(game).total_squares)
     target = min(int(fill * 0.8 * len(names)), sum(left.values()))
     placed = 0
     while placed < target:
