@@ -17,8 +17,10 @@ from vision.bench import bench_game, hand_edge
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator
 from vision.synth import Scene, traced
+from vision.synth.camera import Camera
 from vision.synth.domain import Domain
 from vision.synth.pieces import _edge_name, bell_profile
+from vision.synth.pose import random_camera
 from vision.synth.positions import random_position
 from vision.synth.vary import Variation
 from vision.train.cli import recipes
@@ -211,10 +213,15 @@ def test_a_box_stands_on_its_plane_and_covers_its_square() -> None:
     assert set(faces.ravel()) == set(range(8))
 
 
+def _camera(seed: int) -> Camera:
+    rng = np.random.default_rng([seed, 1])
+    return random_camera(GEOMETRY, (320, 240), rng, 0.0, None, 40.0, (1.0, 1.8))[0]
+
+
 def _lights(domain: Domain, seed: int) -> tuple[dict, np.random.Generator]:
     rng = np.random.default_rng(seed)
     target = np.array([100.0, 100.0, 0.0])
-    return traced.lights(GEOMETRY, rng, traced.mitsuba(), target, domain), rng
+    return traced.lights(GEOMETRY, rng, traced.mitsuba(), target, _camera(seed), domain), rng
 
 
 def _colour(light: dict) -> np.ndarray:
@@ -242,6 +249,61 @@ def test_a_domain_without_the_held_out_extras_draws_as_many_numbers_as_training(
     plain = replace(Domain.HELDOUT, mixed_light=0.0, second_lamp=0.0)
     states = [_lights(d, 5)[1].bit_generator.state for d in (Domain.TRAIN, plain, Domain.HELDOUT)]
     assert states[0] == states[1] != states[2]  # only the held-out chances draw numbers
+
+
+def _panel(centre: list[float], half: float) -> np.ndarray:
+    """A Mitsuba rectangle's matrix: a square of ``half`` a side, level, at ``centre``."""
+    out = np.diag([half, half, 1.0, 1.0])
+    out[:3, 3] = centre
+    return out
+
+
+def test_a_lamp_panel_is_in_view_only_where_the_camera_sees_it() -> None:
+    camera = _camera(3)
+    eye = -camera.rotation.T @ camera.translation  # the camera's centre, above the board
+    ahead = eye + 300.0 * camera.rotation[2]  # 300 mm along its axis, towards the board
+    assert traced.panel_in_view(_panel(list(ahead), 50.0), camera)
+    assert not traced.panel_in_view(_panel(list(eye - 300.0 * camera.rotation[2]), 50.0), camera)
+    aside = ahead + 5000.0 * camera.rotation[0]  # far off the frame's right side
+    assert not traced.panel_in_view(_panel(list(aside), 50.0), camera)
+    # a panel from behind the camera to far ahead of it, a little below its axis: in view
+    crossing = np.eye(4)
+    crossing[:3, 0] = 2000.0 * camera.rotation[0]
+    crossing[:3, 1] = 2000.0 * camera.rotation[2]
+    crossing[:3, 3] = eye + 20.0 * camera.rotation[1]
+    assert traced.panel_in_view(crossing, camera)
+    crossing[:3, 3] = eye - 2000.0 * camera.rotation[2] + 20.0 * camera.rotation[1]
+    assert not traced.panel_in_view(crossing, camera)  # all of it behind the camera
+
+
+def test_a_key_lamp_never_hides_the_board_from_the_camera(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a room of large, low lamps: some first draws hang between the camera and the board,
+    # where the picture would be the panel's dark back; those are drawn again
+    domain = replace(Domain.HELDOUT, sun=0.0, lamp_size_mm=(1400.0, 1500.0), second_lamp=0.0)
+    mi, target = traced.mitsuba(), np.array([100.0, 100.0, 0.0])
+    in_view = traced.panel_in_view
+
+    def key(seed: int) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        return np.array(
+            traced.lights(GEOMETRY, rng, mi, target, _camera(seed), domain)["key"][
+                "to_world"
+            ].matrix
+        )
+
+    kept = [key(seed) for seed in range(30)]
+    monkeypatch.setattr(traced, "panel_in_view", lambda *_: False)
+    first = [key(seed) for seed in range(30)]
+    redrawn = 0
+    for seed in range(30):
+        assert not in_view(kept[seed], _camera(seed))
+        if in_view(first[seed], _camera(seed)):
+            redrawn += 1
+        else:  # a lamp out of view is the one drawn first, from the same numbers
+            assert np.array_equal(kept[seed], first[seed])
+    assert redrawn > 0  # 2 of these 30
 
 
 def test_a_room_of_three_lamps_renders_the_same_picture_every_time() -> None:

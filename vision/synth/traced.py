@@ -507,11 +507,34 @@ def piece_finishes(vary: Variation, rng: np.random.Generator) -> dict[str, dict[
     return {"body": body, "head": head}
 
 
+#: How many times a key lamp is drawn at most to keep it out of the camera's view (:func:`_lamp`).
+LAMP_DRAWS = 100
+
+
 def _lamp(
-    geometry: BoardGeometry, rng: np.random.Generator, mi: Any, target: np.ndarray, domain: Domain
+    geometry: BoardGeometry,
+    rng: np.random.Generator,
+    mi: Any,
+    target: np.ndarray,
+    domain: Domain,
+    camera: Camera,
 ) -> dict[str, Any]:
     """A white key light: a sun, or an area lamp of any size (hard to soft shadows), as
-    strong and as large as ``domain`` draws them."""
+    strong and as large as ``domain`` draws them, out of ``camera``'s view. A lamp panel in
+    view shows the camera its dark back (one of 1.2 m under the camera hid the whole board):
+    no photographer takes that picture, so such a lamp is drawn again, from the same stream
+    (every other scene draws the numbers it always did)."""
+    for _ in range(LAMP_DRAWS):
+        light = _drawn_lamp(geometry, rng, mi, target, domain)
+        if "to_world" not in light or not panel_in_view(np.array(light["to_world"].matrix), camera):
+            return light
+    raise RuntimeError(f"no key lamp out of the camera's view in {LAMP_DRAWS} draws")
+
+
+def _drawn_lamp(
+    geometry: BoardGeometry, rng: np.random.Generator, mi: Any, target: np.ndarray, domain: Domain
+) -> dict[str, Any]:
+    """One draw of :func:`_lamp`, wherever the camera is."""
     T = mi.ScalarTransform4f
     if rng.random() < domain.sun:
         up, turn = math.radians(rng.uniform(35, 85)), rng.uniform(0, 2 * math.pi)
@@ -536,6 +559,30 @@ def _lamp(
     }
 
 
+def panel_in_view(to_world: np.ndarray, camera: Camera) -> bool:
+    """Whether any of a Mitsuba rectangle (``to_world``, 4 x 4, maps the square -1..1 at
+    z 0 onto it) lies in ``camera``'s frame, in front of it. The tracer renders the
+    ideal pinhole picture, so the panel's outline, cut where it passes behind the camera, is
+    projected without the lens's distortion."""
+    square = np.array([[-1, -1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]], np.float64)
+    corners = (square @ to_world.T)[:, :3] @ camera.rotation.T + camera.translation
+    near = 1.0  # mm in front of the camera
+    front: list[np.ndarray] = []
+    for a, b in zip(corners, np.roll(corners, -1, axis=0), strict=True):
+        if a[2] >= near:
+            front.append(a)
+        if (a[2] >= near) != (b[2] >= near):
+            front.append(a + (b - a) * (near - a[2]) / (b[2] - a[2]))
+    if len(front) < 3:
+        return False
+    seen = np.array(front) @ camera.matrix.T
+    outline = (seen[:, :2] / seen[:, 2:3]).astype(np.float32)
+    w, h = camera.size
+    frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    area, _ = cv2.intersectConvexConvex(cv2.convexHull(outline), frame)
+    return area > 0
+
+
 def emitted(light: dict[str, Any]) -> dict[str, Any]:
     """The RGB value a light of :func:`lights` emits: an area emitter's radiance or a sun's
     irradiance."""
@@ -554,15 +601,17 @@ def lights(
     rng: np.random.Generator,
     mi: Any,
     target: np.ndarray,
+    camera: Camera,
     domain: Domain = Domain.TRAIN,
 ) -> dict[str, Any]:
-    """The light of one room: the room all round, a key light (:func:`_lamp`), by chance a
-    window to one side (broad reflections), and by ``domain``'s chances a second key light
-    and a lamp and window of different colours (the camera's response tints them all)."""
+    """The light of one room: the room all round, a key light (:func:`_lamp`, out of
+    ``camera``'s view), by chance a window to one side (broad reflections), and by
+    ``domain``'s chances a second key light and a lamp and window of different colours (the
+    camera's response tints them all)."""
     T = mi.ScalarTransform4f
     room = _rgb([rng.uniform(*domain.room_light)] * 3)
     out: dict[str, Any] = {"room": {"type": "constant", "radiance": room}}
-    out["key"] = _lamp(geometry, rng, mi, target, domain)
+    out["key"] = _lamp(geometry, rng, mi, target, domain, camera)
     if rng.random() < domain.window:
         turn, reach = rng.uniform(0, 2 * math.pi), rng.uniform(900, 1600)
         window = target + np.array(
@@ -575,7 +624,7 @@ def lights(
             "emitter": {"type": "area", "radiance": _rgb([rng.uniform(0.3, 2.0)] * 3)},
         }
     if happens(rng, domain.second_lamp):
-        out["second-key"] = _lamp(geometry, rng, mi, target, domain)
+        out["second-key"] = _lamp(geometry, rng, mi, target, domain, camera)
     if happens(rng, domain.mixed_light):
         lamp_k, window_k = rng.uniform(*domain.lamp_kelvin), rng.uniform(*domain.window_kelvin)
         for name, light in out.items():
@@ -639,7 +688,7 @@ def render_traced(
             "type": "scene",
             "integrator": {"type": "path", "max_depth": 6},
             **build.shapes,
-            **lights(geometry, rng, mi, target, domain),
+            **lights(geometry, rng, mi, target, camera, domain),
         }
         box = crop_box(camera, np.concatenate([keep, *([build.tops] if build.tops else [])]))
         image = _render(mi, scene_dict, camera, box, spp, seed)
