@@ -252,7 +252,7 @@ def test_a_domain_without_the_held_out_extras_draws_as_many_numbers_as_training(
 
 
 def _panel(centre: list[float], half: float) -> np.ndarray:
-    """A Mitsuba rectangle's matrix: a square of ``half`` a side, level, at ``centre``."""
+    """A Mitsuba rectangle's matrix: a level square, ``half`` its side, centred at ``centre``."""
     out = np.diag([half, half, 1.0, 1.0])
     out[:3, 3] = centre
     return out
@@ -287,11 +287,8 @@ def test_a_key_lamp_never_hides_the_board_from_the_camera(
 
     def key(seed: int) -> np.ndarray:
         rng = np.random.default_rng(seed)
-        return np.array(
-            traced.lights(GEOMETRY, rng, mi, target, _camera(seed), domain)["key"][
-                "to_world"
-            ].matrix
-        )
+        lamp = traced.lights(GEOMETRY, rng, mi, target, _camera(seed), domain)["key"]
+        return np.array(lamp["to_world"].matrix)
 
     kept = [key(seed) for seed in range(30)]
     monkeypatch.setattr(traced, "panel_in_view", lambda *_: False)
