@@ -29,7 +29,7 @@ from ..geometry import BoardGeometry, load_geometry
 from .camera import Camera
 from .domain import Domain
 from .hands import hand_colours, hand_pose
-from .paint import UP, circle
+from .paint import UP, circle, clip_near
 from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
 from .pieces import HEAD_FROM, ball_from, bell_profile, tile
 from .pose import keep_centre, keep_points, random_camera, random_lamp
@@ -565,18 +565,10 @@ def panel_in_view(to_world: np.ndarray, camera: Camera) -> bool:
     ideal pinhole picture, so the panel's outline, cut where it passes behind the camera, is
     projected without the lens's distortion."""
     square = np.array([[-1, -1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]], np.float64)
-    corners = (square @ to_world.T)[:, :3] @ camera.rotation.T + camera.translation
-    near = 1.0  # mm in front of the camera
-    front: list[np.ndarray] = []
-    for a, b in zip(corners, np.roll(corners, -1, axis=0), strict=True):
-        if a[2] >= near:
-            front.append(a)
-        if (a[2] >= near) != (b[2] >= near):
-            front.append(a + (b - a) * (near - a[2]) / (b[2] - a[2]))
+    front = clip_near((square @ to_world.T)[:, :3], camera, 1.0)  # 1 mm in front of the camera
     if len(front) < 3:
         return False
-    seen = np.array(front) @ camera.matrix.T
-    outline = (seen[:, :2] / seen[:, 2:3]).astype(np.float32)
+    outline = camera.project_ideal(front).astype(np.float32)
     w, h = camera.size
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     area, _ = cv2.intersectConvexConvex(cv2.convexHull(outline), frame)
