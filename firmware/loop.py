@@ -18,6 +18,11 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
   second, UNDO neither (the board is looked at again).
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
 
+A still board that vision finds something over (``vision.pipeline.STILL_OCCLUDED``) keeps the
+"hand over the board" screen up, with "OK if it is clear": the model may take a clear board's
+look for a hand (an odd lamp, a blurred camera), and the referee would wait for ever. CONFIRM
+there (in PLAY or CHECK_BOARD) has the next settled frame read as clear and judged as usual.
+
 The menu's "shut down" asks for CONFIRM first; then :attr:`RefereeLoop.shutdown_requested` is
 set and :meth:`RefereeLoop.run` returns (``referee run`` exits with its shutdown status, and the
 systemd unit powers the Pi off). Once the board is calibrated the loop asks the camera to lock
@@ -44,7 +49,15 @@ from engine import AMBIGUOUS, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, Outcome, R
 from engine.referee import describe
 from vision.decode import decode
 from vision.locate import OVER_EXPOSED, TOO_FAR
-from vision.pipeline import NO_BOARD, OCCLUDED, SETTLED, FrameResult, VisionPipeline
+from vision.pipeline import (
+    MOVING,
+    NO_BOARD,
+    OCCLUDED,
+    SETTLED,
+    STILL_OCCLUDED,
+    FrameResult,
+    VisionPipeline,
+)
 
 from . import screens
 from .actions import Action, Menu, MenuItem
@@ -146,6 +159,8 @@ class RefereeLoop:
         self._illegal: Verdict | None = None
         self._pending: _Pending | None = None
         self._lost_since: float | None = None
+        #: vision found something over the still board, and no clear board has settled since
+        self._still_occluded = False
         self._move_shown_at = -1e9
         self._now = 0.0
         self.problems: tuple[str, ...] = ()
@@ -262,6 +277,7 @@ class RefereeLoop:
 
     def _on_frame(self, frame: np.ndarray, result: FrameResult) -> None:
         if result.status == NO_BOARD:
+            self._still_occluded = False
             if self._lost_since is None:
                 self._lost_since = result.t
             if result.t - self._lost_since >= self.NOT_FOUND_GRACE:
@@ -275,14 +291,28 @@ class RefereeLoop:
         if self.phase == Phase.FIND_BOARD:
             self.phase = Phase.CHECK_BOARD
             self._report(f"board found: {result.game}")
+        if result.status != MOVING:
+            self._still_occluded = result.reason == STILL_OCCLUDED
         if result.status == OCCLUDED and self.phase not in (Phase.ILLEGAL, Phase.CONFIRM):
-            self._show(screens.hand_over_board(status=self.status))
+            self._show_hand()
             return
         if result.status != SETTLED or result.observation is None:
-            if self.phase in (Phase.PLAY, Phase.CHECK_BOARD):
+            if self._offering_clear():
+                self._show_hand()  # until the board is read clear, or OK says it is
+            elif self.phase in (Phase.PLAY, Phase.CHECK_BOARD):
                 self._show_current()
             return
         self._judge(frame, result)
+
+    def _offering_clear(self) -> bool:
+        """Whether the screen offers "OK if it is clear": vision found something over the still
+        board, the game waits for a move, and no menu or page is in the way."""
+        waiting = self.phase in (Phase.PLAY, Phase.CHECK_BOARD)
+        return self._still_occluded and waiting and not (self.menu.is_open or self._phone_page)
+
+    def _show_hand(self) -> None:
+        """The "hand over the board" screen, with "OK if it is clear" when it is offered."""
+        self._show(screens.hand_over_board(status=self.status, still=self._offering_clear()))
 
     def _judge(self, frame: np.ndarray, result: FrameResult) -> None:
         assert self.referee is not None and result.observation is not None
@@ -362,6 +392,12 @@ class RefereeLoop:
             return
         if self._phone_page:  # any button puts the QR code away
             self._phone_page = False
+            self._show_current()
+            return
+        if action is Action.CONFIRM and self._offering_clear():
+            self._still_occluded = False
+            self.vision.read_next_as_clear()
+            self._report("the players say nothing is over the board: reading it as it is")
             self._show_current()
             return
         choice = self.menu.handle(action)

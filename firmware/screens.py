@@ -353,10 +353,11 @@ def board_not_found(
     return canvas.screen()
 
 
-def hand_over_board(*, status: str | None = None) -> Screen:
-    """Something (a hand) hides the board: the referee waits for it to clear."""
+def hand_over_board(*, status: str | None = None, still: bool = False) -> Screen:
+    """Something (a hand) hides the board: the referee waits for it to clear. ``still``: the
+    board is still and vision still finds something over it: OK says that it is clear."""
     canvas = _Canvas(status)
-    top = max(4, (canvas.bottom - 50) // 2)
+    top = max(4 - 3 * still, (canvas.bottom - 50) // 2)  # the hint must fit above a status line
     x, y = 6, top + 4  # an hourglass
     canvas.draw.polygon([(x, y), (x + 18, y), (x + 9, y + 14)], outline=canvas.ink)
     canvas.draw.polygon([(x + 9, y + 14), (x, y + 28), (x + 18, y + 28)], fill=canvas.ink)
@@ -365,7 +366,15 @@ def hand_over_board(*, status: str | None = None) -> Screen:
     text_x = 34 + (WIDTH - 34) // 2
     canvas.text((text_x, top + 10), "HAND OVER", BODY + 2, anchor="mm", bold=True, width=90)
     canvas.text((text_x, top + 25), "THE BOARD", BODY + 2, anchor="mm", bold=True, width=90)
-    if canvas.bottom - (top + 40) >= 10:
+    if still:
+        canvas.text(
+            (WIDTH // 2, min(top + 42, canvas.bottom - 6)),
+            "OK if it is clear",
+            SMALL,
+            anchor="mm",
+            bold=True,
+        )
+    elif canvas.bottom - (top + 40) >= 10:
         canvas.text((WIDTH // 2, top + 42), "waiting until it is still", SMALL, anchor="mm")
     return canvas.screen()
 

@@ -80,6 +80,7 @@ def pictures() -> dict[str, screens.Screen]:
         "illegal": screens.illegal(verdict.reason, verdict.cells),
         "confirm": screens.confirm(*close_call(played("gobblet", 5, seed=2).game)),
         "hand-over-board": screens.hand_over_board(),
+        "hand-over-board-still": screens.hand_over_board(still=True),
         "board-not-found": screens.board_not_found(HINTS[NO_MARKERS]),
         "menu": screens.menu(menu.title, menu.choices, 0),
         "game-over": screens.game_over(final.winner, final.scores),

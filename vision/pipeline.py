@@ -5,6 +5,12 @@ doing (not found, moving, occluded, settled with a new observation, unchanged). 
 unoccluded board is read, so a move is judged once, after the hand has left. ``read_image`` reads a
 single photo (``referee read``): there is nothing to wait for, so a hand over the board is reported
 as ``occluded`` with the hidden cells left out.
+
+A still board that the reader finds something over is reported ``occluded`` with the reason
+:data:`STILL_OCCLUDED`, and read again each time it settles anew. A hand held still leaves, but
+a clear board whose look the model takes for a hand (a lamp's colour, a shadow, a blurred
+camera) would be waited on for ever: after :meth:`VisionPipeline.read_next_as_clear` (the
+players say that nothing is over it) the next settled frame is read as clear.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from .readers import Reader, reader_for
 from .settle import MOVING, OCCLUDED, SETTLED, Hints, Settler
 
 NO_BOARD = "no-board"
+#: The reason of an ``occluded`` result whose board was still: the reader found something over it.
+STILL_OCCLUDED = "something over the board"
 
 #: Resolution of the small top-down image the settle filter compares from frame to frame.
 SETTLE_PX_PER_MM = 0.5
@@ -61,6 +69,7 @@ class VisionPipeline:
         self.settler = Settler(settle_time)
         self._readers: dict[str, Reader] = {}
         self._previous: BoardPose | None = None
+        self._clear_next = False
 
     def reader(self, geometry: BoardGeometry) -> Reader:
         """The (calibrating, so kept) reader of ``geometry``'s game."""
@@ -74,8 +83,14 @@ class VisionPipeline:
         self.locator.reset()
         self.settler.reset()
         self._previous = None
+        self._clear_next = False
         for reader in self._readers.values():
             reader.forget()
+
+    def read_next_as_clear(self) -> None:
+        """The players say that nothing is over the board: read the next settled frame as clear
+        (every cell reported, never ``occluded``), once."""
+        self._clear_next = True
 
     def process(self, frame: np.ndarray, t: float) -> FrameResult:
         """Judge one camera frame captured at ``t`` seconds."""
@@ -93,8 +108,9 @@ class VisionPipeline:
         state = self.settler.push(t, small, hints)
         if state.kind != SETTLED:
             return FrameResult(state.kind, t, state.reason, pose)
+        clear, self._clear_next = self._clear_next, False
         try:
-            obs = self.reader(pose.geometry).read(frame, pose)
+            obs = self.reader(pose.geometry).read(frame, pose, clear=clear)
         except BoardNotFound as exc:
             self.settler.reset()
             return FrameResult(NO_BOARD, t, exc.hint)
@@ -102,7 +118,7 @@ class VisionPipeline:
             # The settle filter saw a still board, the reader sees something over it (a hand
             # held very still, an object left on the board): wait for a clear view.
             self.settler.reset()
-            return FrameResult(OCCLUDED, t, "something over the board", pose)
+            return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
         return FrameResult(SETTLED, t, "", pose, Observation(**{**obs.__dict__, "t": t}))
 
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: dict[str, Content]) -> None:
@@ -117,4 +133,12 @@ class VisionPipeline:
         return self.reader(pose.geometry).read(frame, pose), pose
 
 
-__all__ = ["MOVING", "NO_BOARD", "OCCLUDED", "SETTLED", "FrameResult", "VisionPipeline"]
+__all__ = [
+    "MOVING",
+    "NO_BOARD",
+    "OCCLUDED",
+    "SETTLED",
+    "STILL_OCCLUDED",
+    "FrameResult",
+    "VisionPipeline",
+]

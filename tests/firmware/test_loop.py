@@ -1,7 +1,9 @@
 """The referee loop: illegal placements, undo, a lost board, and a kill -9 mid-game."""
 
+import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import numpy as np
 from gpiozero.pins.mock import MockFactory
 from luma.core.device import dummy
 
+import vision.models
 from firmware.actions import Action
 from firmware.buttons import Alarm
 from firmware.camera import ImageFolder
@@ -21,6 +24,7 @@ from firmware.loop import Phase, RefereeLoop
 from firmware.scenario import scripted_game
 from firmware.simulator import SimulatedTable
 from tests.vision.data.scenes import bled
+from vision.models import MODELS_DIR
 from vision.synth import Domain, render_scene
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,6 +85,60 @@ def test_undo_takes_back_the_last_move_and_the_journal_says_so(tmp_path):
     assert len(loop.referee.game.history) == 1
     resumed = Journal(tmp_path / CURRENT).resume()
     assert [str(m) for m in resumed.referee.game.history] == [script.steps[0].note]
+
+
+def _flagging_models(folder: Path, game: str) -> Path:
+    """The committed models, ``game``'s with a flag threshold of 0: every still board it reads
+    is taken for one with something over it (a clear board whose look the model mistakes)."""
+    shutil.copytree(MODELS_DIR, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    path = folder / f"{game}.json"
+    meta = json.loads(path.read_text())
+    path.write_text(json.dumps({**meta, "foreign_threshold": 0.0}))
+    return folder
+
+
+def test_a_clear_board_taken_for_a_hand_is_judged_once_the_players_say_it_is_clear(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(vision.models, "_chosen", _flagging_models(tmp_path / "models", "gobblet"))
+    script = scripted_game("gobblet", seed=4)
+    script.steps = script.steps[:2]
+    moves = [s.note for s in script.steps]
+
+    def play(name: str, press: bool) -> tuple[RefereeLoop, bool]:
+        # long still periods: a board found occluded settles again before the next move
+        table = SimulatedTable(script, seed=2, hand_frames=2, still_frames=14)
+        display = _display()
+        pressed_at: list[float] = []
+
+        def players() -> Action | None:
+            offered = display.screen is not None and "OK if it is clear" in display.screen.text
+            if press and offered and table.t not in pressed_at:
+                pressed_at.append(table.t)  # one press for what the screen asks
+                return Action.CONFIRM
+            return table.next_action()
+
+        loop = RefereeLoop(
+            table,
+            display,
+            game="gobblet",
+            journal_dir=tmp_path / name,
+            records_dir=tmp_path / name / "records",
+            actions=players,
+        )
+        offered = False
+        while not table.finished:
+            loop.step()
+            offered |= display.screen is not None and "OK if it is clear" in display.screen.text
+        return loop, offered
+
+    # nobody presses OK: the referee waits for ever, saying so, and accepts nothing
+    waiting, offered = play("waiting", press=False)
+    assert offered and waiting.phase == Phase.CHECK_BOARD and not waiting.referee.game.history
+    # OK whenever the screen offers it: the opening and every move are judged as usual
+    judged, _ = play("judged", press=True)
+    assert judged.phase == Phase.PLAY
+    assert [str(m) for m in judged.referee.game.history] == moves
 
 
 def test_no_board_is_reported_after_a_grace_period(tmp_path):

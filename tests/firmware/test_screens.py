@@ -29,6 +29,7 @@ def screens_of(data):
         screens.illegal(data.draw(words), data.draw(cells), status=s),
         screens.board_not_found(data.draw(words), status=s),
         screens.hand_over_board(status=s),
+        screens.hand_over_board(status=s, still=True),
         screens.confirm(data.draw(words), data.draw(words), status=s),
         screens.game_over(data.draw(names | st.just("draw")), board, status=s),
     ]
@@ -102,6 +103,7 @@ def test_only_the_illegal_screen_blinks():
         screens.last_move("p1", "a1", {}),
         screens.board_not_found(),
         screens.hand_over_board(),
+        screens.hand_over_board(still=True),
         screens.confirm("a", "b"),
         screens.game_over("draw", {"white": 0}),
     ]

@@ -176,9 +176,9 @@ def test_a_frame_is_occluded_from_the_flag_threshold_and_hides_from_the_hide_thr
     assert hide < top
     names = list(reader.sampler.cells)
 
-    def read(flag: float, hide: float):
+    def read(flag: float, hide: float, clear: bool = False):
         model = replace(reader.model, foreign_threshold=flag, hide_threshold=hide)
-        return FittedReader(reader.geometry, model=model).read(scene.image, pose)
+        return FittedReader(reader.geometry, model=model).read(scene.image, pose, clear=clear)
 
     # no cell reaches the flag: the frame is clear and every cell is reported, however foreign
     # the lower threshold would find some of them
@@ -194,6 +194,9 @@ def test_a_frame_is_occluded_from_the_flag_threshold_and_hides_from_the_hide_thr
     # the cells from the hide threshold on are left out, here none
     above = read(hide, float(np.nextafter(top, np.inf)))
     assert above.occluded and not above.partial and len(above.cells) == len(names)
+    # the players say nothing is over the board: it is read as the unflagged frame is
+    told = read(top, hide, clear=True)
+    assert not told.occluded and not told.partial and told.cells == clear.cells
 
 
 def test_a_spectrangle_tile_is_never_read_twice():

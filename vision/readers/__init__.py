@@ -56,8 +56,9 @@ class Reader(ABC):
         self.options = dict(options)
 
     @abstractmethod
-    def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
-        """The :class:`engine.Observation` of ``frame`` (BGR) with the board at ``pose``."""
+    def read(self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False) -> Observation:
+        """The :class:`engine.Observation` of ``frame`` (BGR) with the board at ``pose``;
+        ``clear``: the players say that nothing is over the board, so none is found there."""
 
     @abstractmethod
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:

@@ -117,10 +117,13 @@ class FittedReader(Reader):
         changed = {c for c, m in zip(cells, moved, strict=True) if m}
         return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)
 
-    def read(self, frame: np.ndarray, pose: BoardPose) -> Observation:
+    def read(self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False) -> Observation:
+        """Every cell's likeliest content other than *foreign*; a frame with a cell whose
+        foreign probability reaches the model's flag is ``occluded``, its cells from the hide
+        threshold on left out, unless ``clear`` (the players say nothing is over the board)."""
         names, contents, probs, foreign = self.cell_probabilities(self.predict(frame, pose))
         hidden: list[str] = []
-        occluded = foreign.max(initial=0.0) >= self.model.foreign_threshold
+        occluded = not clear and foreign.max(initial=0.0) >= self.model.foreign_threshold
         if occluded:
             hide = self.model.hide_threshold
             hidden = [n for n, f in zip(names, foreign, strict=True) if f >= hide]
