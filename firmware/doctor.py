@@ -173,6 +173,7 @@ def _check_board(say: Say, frame: Any) -> None:
             "soft; set [camera] lens_position to 1 / (camera-to-mat distance in m), or "
             'focus = "once" (hardware/setup.md, Focus)',
         )
+    _check_view(say, frame, pose.geometry)
     finder = BoardPlacement(pose.geometry)
     if not finder.enabled:
         return
@@ -190,6 +191,33 @@ def _check_board(say: Say, frame: Any) -> None:
             f"board: {mm:.1f} mm and {deg:+.1f} degrees off its corner marks"
             + (" (read where it lies; nudge it onto the marks)" if mm > 5.0 else ""),
         )
+
+
+def _check_view(say: Say, frame: Any, geometry: Any) -> None:
+    """Whether the game's reader finds anything over the board: set up with nothing over it, a
+    board read as occluded is one whose light or focus the model takes for a hand, and the
+    referee would wait on every move."""
+    from vision.locate import BoardLocator
+    from vision.readers import reader_for
+
+    locator = BoardLocator([geometry])
+    locator.locate(frame, 0.0)
+    pose = locator.locate(frame, 0.1)  # a second look confirms where the board lies
+    reader = reader_for(geometry.game, geometry)
+    obs = reader.read(frame, pose)
+    if not obs.occluded:
+        pieces = sum(content is not None for content in obs.cells.values())
+        say(OK, f"view: nothing over the board ({pieces} of {len(obs.cells)} cells hold a piece)")
+        return
+    names, _, _, foreign = reader.cell_probabilities(reader.predict(frame, pose))
+    worst = [names[i] for i in foreign.argsort()[::-1][:3]]
+    say(
+        FIX,
+        f"view: something looks to be over the board (most at {', '.join(worst)}): take away what "
+        "is there; if nothing is, the light or the focus makes the board look foreign: an even "
+        "light without glare and a sharp picture (hardware/setup.md, Light and Focus); in a "
+        'game, OK on the "hand over the board" screen reads it as clear',
+    )
 
 
 def _marker_size(pose: Any) -> str:

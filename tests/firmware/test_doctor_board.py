@@ -1,14 +1,16 @@
-"""The doctor's line on where the board lies on its mat, on rendered scenes: a board off its
-corner marks is measured, a board whose edges cannot be seen is said to be read on its marks."""
+"""The doctor's lines on the board, on rendered scenes: a board off its corner marks is
+measured, a board whose edges cannot be seen is said to be read on its marks, and a hand over the
+board is named where it lies."""
 
 import zlib
 
+import numpy as np
 import pytest
 
 from firmware.doctor import FIX, OK, _check_board
 from tests.vision.data.scenes import bled
 from vision.bench_table import filmed_game
-from vision.synth import Domain, render_scene
+from vision.synth import Domain, random_position, render_scene
 
 
 def _board_line(image):
@@ -45,3 +47,26 @@ def test_markers_read_only_in_linear_light_say_the_mat_is_over_exposed():
     assert not [t for _, t in said["clean"] if t.startswith("exposure:")]
     [(state, text)] = [(s, t) for s, t in said["bled"] if t.startswith("exposure:")]
     assert state == FIX and "of 6 markers read only" in text and "lamp" in text
+
+
+def _view_line(image):
+    said = []
+    _check_board(lambda state, text: said.append((state, text)), image)
+    [(state, text)] = [(s, t) for s, t in said if t.startswith("view:")]
+    return state, text
+
+
+@pytest.mark.parametrize("game", ["gobblet", "blokus"])
+def test_a_board_with_nothing_over_it_is_said_to_be_clear_and_a_hand_is_named(game):
+    position = random_position(game, np.random.default_rng(3))
+    clear = render_scene(game, position, 3, hand=False)
+    state, text = _view_line(clear.image)
+    pieces = sum(v is not None for v in position.values())
+    assert state == OK and text.startswith(f"view: nothing over the board ({pieces} of ")
+    # the same board with a hand over it: the cells it names as most foreign lie under the hand
+    hand = render_scene(game, position, 3, hand=True)
+    assert hand.occluded and hand.hidden
+    state, text = _view_line(hand.image)
+    assert state == FIX and "OK on the" in text
+    named = text.split("(most at ")[1].split(")")[0].split(", ")
+    assert set(named) & hand.hidden
