@@ -16,7 +16,11 @@ right), ``flagged`` (clear boards reported ``occluded`` or ``partial``: a refere
 And what the referee makes of each move, as the loop does (:func:`vision.decode.decode` with the
 rules, then the engine's verdict): ``moves`` judged, ``moves_right`` (the move played),
 ``moves_wrong`` (another move accepted: a false verdict) and ``moves_refused`` (the rest: called
-illegal, no change, unclear or to be confirmed; the players then put it right).
+illegal, no change, unclear or to be confirmed, or its board found occluded; the players then
+put it right). The loop judges no board found occluded: it waits until the players press OK
+("OK if it is clear", :meth:`vision.pipeline.VisionPipeline.read_next_as_clear`), so
+``flagged_moves`` counts the moves whose clear board was, and ``flagged_moves_right`` those of
+them judged right once read as clear.
 """
 
 from __future__ import annotations
@@ -57,17 +61,23 @@ class Tally:
     moves: int = 0
     moves_right: int = 0
     moves_wrong: int = 0
+    flagged_moves: int = 0
+    flagged_moves_right: int = 0
 
     def judge(self, game: Game, obs: Observation, played: Move) -> None:
         """Count the referee's verdict on ``obs`` when ``played`` was the move made."""
         self.moves += 1
-        decoded = decode(game, obs)
-        if len(decoded.close) > 1:
-            return  # the players are asked to confirm
-        verdict = game.infer(decoded.observation)
-        if verdict.kind == MOVE:
-            self.moves_right += verdict.move == played
-            self.moves_wrong += verdict.move != played
+        accepted = _accepted(game, obs)
+        if accepted is not None:
+            self.moves_right += accepted == played
+            self.moves_wrong += accepted != played
+
+    def judge_flagged(self, game: Game, told: Observation, played: Move) -> None:
+        """Count a move whose clear board was found occluded (refused: the loop waits), and
+        whether ``told`` (the board read as clear, as after the players' OK) is judged right."""
+        self.moves += 1
+        self.flagged_moves += 1
+        self.flagged_moves_right += _accepted(game, told) == played
 
     def score(self, truth: dict, before: dict | None, obs, geometry) -> None:
         """Count the read ``obs`` of a clear board ``truth`` (``before``: the last accepted)."""
@@ -108,7 +118,19 @@ class TableBench:
             "moves_refused": a.moves - a.moves_right - a.moves_wrong,
             "moves_right_without_adapt": round(p.moves_right / max(p.moves, 1), 4),
             "moves_wrong_without_adapt": p.moves_wrong,
+            "flagged_moves": a.flagged_moves,
+            "flagged_moves_right": a.flagged_moves_right,
         }
+
+
+def _accepted(game: Game, obs: Observation) -> Move | None:
+    """The move the loop accepts on ``obs``: decoded with the rules and judged (None: refused,
+    or a close call the players are asked about)."""
+    decoded = decode(game, obs)
+    if len(decoded.close) > 1:
+        return None
+    verdict = game.infer(decoded.observation)
+    return verdict.move if verdict.kind == MOVE else None
 
 
 def _played(referee: Game, truth: dict) -> Move:
@@ -187,7 +209,10 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
             for reader, tally in zip(readers, (adapted, plain), strict=True):
                 obs = reader.read(shot.image, shot.pose)
                 tally.score(shot.truth, before, obs, geometry)
-                if shot.played is not None:
+                if shot.played is not None and (obs.occluded or obs.partial):
+                    told = reader.read(shot.image, shot.pose, clear=True)
+                    tally.judge_flagged(shot.referee, told, shot.played)
+                elif shot.played is not None:
                     tally.judge(shot.referee, obs, shot.played)
                 reader.calibrate(shot.image, shot.pose, shot.truth)
             before = shot.truth
@@ -215,7 +240,8 @@ def cmd_bench_table(args: argparse.Namespace) -> int:
                     f"flagged {r['flagged']} ({r['flagged_without_adapt']}) of {r['boards']}  "
                     f"moves right {100 * r['moves_right']:6.2f} % "
                     f"({100 * r['moves_right_without_adapt']:6.2f} %), wrong {r['moves_wrong']} "
-                    f"({r['moves_wrong_without_adapt']}) of {r['moves']}",
+                    f"({r['moves_wrong_without_adapt']}) of {r['moves']}; flagged "
+                    f"{r['flagged_moves']}, right once OK said clear {r['flagged_moves_right']}",
                     flush=True,
                 )
     if args.json:

@@ -4,16 +4,19 @@ of its parameters and the games it is fitted and benchmarked on."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
 import pytest
 
+import vision.models
 from engine import new_game
 from vision import bench_table
 from vision.adapt import Adaptation, TableBank
 from vision.model import OUTPUTS, model_for, softmax
+from vision.models import MODELS_DIR
 from vision.readers import reader_for
 from vision.synth import Domain, random_game, render_scene
 from vision.train.adapt import Step, Table, choose_adaptation, replay
@@ -185,8 +188,26 @@ def test_the_table_bench_reads_whole_games_with_and_without_adapting(monkeypatch
             assert 0 <= r[key] <= 1
         assert r["moves"] == 3 and r["moves_wrong"] + r["moves_refused"] <= 3
         assert r["moves_right"] == pytest.approx(1 - (r["moves_wrong"] + r["moves_refused"]) / 3)
+        assert 0 <= r["flagged_moves_right"] <= r["flagged_moves"] <= r["moves"]
     nominal = out["games"]["gobsmacked"]
     assert nominal["boards_right"] == nominal["moves_right"] == 1.0  # the nominal look: all right
+    assert nominal["flagged_moves"] == 0
+
+
+def test_the_table_bench_judges_a_clear_board_found_occluded_as_the_players_ok_would(
+    tmp_path, monkeypatch
+):
+    # a model that finds something over every board: every move waits for the players' OK
+    models = tmp_path / "models"
+    shutil.copytree(MODELS_DIR, models, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    meta = json.loads((models / "gobsmacked.json").read_text())
+    (models / "gobsmacked.json").write_text(json.dumps({**meta, "foreign_threshold": 0.0}))
+    monkeypatch.setattr(vision.models, "_chosen", models)
+    monkeypatch.setattr(bench_table, "MOVES", 3)
+    r = bench_table.bench_table("gobsmacked", 1, 2026, "corpus").to_json()
+    assert r["flagged"] == r["boards"] == 4 and r["moves_right"] == 0.0
+    # read as clear once the players say so, the nominal look's moves are all judged right
+    assert r["flagged_moves"] == r["flagged_moves_right"] == r["moves"] == 3
 
 
 def test_a_network_without_an_embedding_is_given_one():
