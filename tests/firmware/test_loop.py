@@ -1,9 +1,7 @@
 """The referee loop: illegal placements, undo, a lost board, and a kill -9 mid-game."""
 
-import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,8 +21,8 @@ from firmware.journal import CURRENT, Journal
 from firmware.loop import Phase, RefereeLoop
 from firmware.scenario import scripted_game
 from firmware.simulator import SimulatedTable
+from tests.vision.data.models import flagging_models
 from tests.vision.data.scenes import bled
-from vision.models import MODELS_DIR
 from vision.synth import Domain, render_scene
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,20 +85,10 @@ def test_undo_takes_back_the_last_move_and_the_journal_says_so(tmp_path):
     assert [str(m) for m in resumed.referee.game.history] == [script.steps[0].note]
 
 
-def _flagging_models(folder: Path, game: str) -> Path:
-    """The committed models, ``game``'s with a flag threshold of 0: every still board it reads
-    is taken for one with something over it (a clear board whose look the model mistakes)."""
-    shutil.copytree(MODELS_DIR, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    path = folder / f"{game}.json"
-    meta = json.loads(path.read_text())
-    path.write_text(json.dumps({**meta, "foreign_threshold": 0.0}))
-    return folder
-
-
 def test_a_clear_board_taken_for_a_hand_is_judged_once_the_players_say_it_is_clear(
     tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(vision.models, "_chosen", _flagging_models(tmp_path / "models", "gobblet"))
+    monkeypatch.setattr(vision.models, "_chosen", flagging_models(tmp_path / "models", "gobblet"))
     script = scripted_game("gobblet", seed=4)
     script.steps = script.steps[:2]
     moves = [s.note for s in script.steps]

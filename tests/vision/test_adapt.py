@@ -4,7 +4,6 @@ of its parameters and the games it is fitted and benchmarked on."""
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import replace
 from itertools import pairwise
 
@@ -16,11 +15,11 @@ from engine import new_game
 from vision import bench_table
 from vision.adapt import Adaptation, TableBank
 from vision.model import OUTPUTS, model_for, softmax
-from vision.models import MODELS_DIR
 from vision.readers import reader_for
 from vision.synth import Domain, random_game, render_scene
 from vision.train.adapt import Step, Table, choose_adaptation, replay
 
+from .data.models import flagging_models
 from .reader_corpus import locate
 
 ON = Adaptation(weight=2.0, reach=4.0, capacity=5, min_examples=2)
@@ -198,11 +197,7 @@ def test_the_table_bench_judges_a_clear_board_found_occluded_as_the_players_ok_w
     tmp_path, monkeypatch
 ):
     # a model that finds something over every board: every move waits for the players' OK
-    models = tmp_path / "models"
-    shutil.copytree(MODELS_DIR, models, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    meta = json.loads((models / "gobsmacked.json").read_text())
-    (models / "gobsmacked.json").write_text(json.dumps({**meta, "foreign_threshold": 0.0}))
-    monkeypatch.setattr(vision.models, "_chosen", models)
+    monkeypatch.setattr(vision.models, "_chosen", flagging_models(tmp_path / "m", "gobsmacked"))
     monkeypatch.setattr(bench_table, "MOVES", 3)
     r = bench_table.bench_table("gobsmacked", 1, 2026, "corpus").to_json()
     assert r["flagged"] == r["boards"] == 4 and r["moves_right"] == 0.0
