@@ -28,6 +28,7 @@ import numpy as np
 
 from .geometry import BoardGeometry, available_games, load_geometry
 from .placement import BoardPlacement, placement_shift
+from .register import register
 
 #: Reasons of :class:`BoardNotFound`.
 NO_MARKERS = "no-markers"
@@ -727,6 +728,8 @@ class BoardLocator:
             found = _union(more, found)
             if self._most(found) < enough:
                 found = self._eroded(grey, linear, found)
+            if self._most(found) < self.ERODED_MARKERS:
+                found = _union(found, self._registered(grey, linear))
         return _merged(found, pose, fast), looked
 
     def _eroded(
@@ -751,6 +754,35 @@ class BoardLocator:
             return found
         self._mark_bled(more, found)
         return merged
+
+    def _registered(self, grey: np.ndarray, linear: np.ndarray) -> dict[str, dict[int, np.ndarray]]:
+        """The very last resort, when not even the eroded search leaves ERODED_MARKERS of a
+        game's markers: the mat registered from its markers' outlines, their bits read all
+        together (:func:`vision.register.register`) on the search pass's candidates, accepted
+        and rejected, in the frame and its linear copy at full resolution. The game whose mat
+        most markers confirm; nothing when none holds."""
+        best: tuple[str, dict[int, np.ndarray]] | None = None
+        for name, detector in self._search.items():
+            quads = [
+                np.asarray(q, np.float64).reshape(4, 2)
+                for image in (linear, grey)
+                for part in detector.detectMarkers(image)[::2]
+                for q in part
+            ]
+            if not quads:
+                continue
+            for geometry in self.geometries:
+                if geometry.aruco_dictionary != name:
+                    continue
+                layout = self._places[geometry.game]
+                found = register(linear, np.stack(quads), layout, _dictionary(name))
+                if found is not None and (best is None or len(found.markers) > len(best[1])):
+                    best = (name, found.markers)
+        if best is None:
+            return {}
+        registered = {best[0]: dict(best[1])}
+        self._refine(linear, registered)
+        return registered
 
     def _mark_bled(
         self, more: dict[str, dict[int, np.ndarray]], found: dict[str, dict[int, np.ndarray]]
