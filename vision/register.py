@@ -18,7 +18,7 @@ mostly right all the same, so the mat is found from all its markers together:
    half of them wrong), and no other placement is as near.
 
 Measured on the rendered scenes no detector pass could read: the markers' bits were 0.4-2.5 a
-marker off their ids at the true pose, and 4-6 off the nearest wrong id or turn
+marker off their ids at the true pose, and about 6 off the nearest wrong id or turn
 (``docs/benchmarks.md``, "the boards not found are there to be registered").
 """
 
@@ -108,10 +108,11 @@ def register(
 
 
 def distinct(quads: np.ndarray) -> np.ndarray:
-    """``quads`` less those whose corners all lie within a pixel of an earlier one's (the same
-    outline found in two images)."""
+    """``quads`` less those whose corners all lie within a pixel of an earlier one's, in any
+    turn (the same outline found in two images)."""
     quads = np.asarray(quads, np.float64).reshape(-1, 4, 2)
-    near = np.abs(quads[:, None] - quads[None]).max(axis=(2, 3)) <= 1.0
+    gaps = [np.abs(quads[:, None] - np.roll(quads, k, axis=1)[None]) for k in range(4)]
+    near = np.min([g.max(axis=(2, 3)) for g in gaps], axis=0) <= 1.0
     earlier = np.tril(near, -1).any(axis=1)  # a twin before it in the list
     return quads[~earlier]
 

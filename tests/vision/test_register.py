@@ -10,7 +10,7 @@ import vision.locate
 from vision.bench import corpus_scene
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator, BoardNotFound, _dictionary
-from vision.register import MAX_CANDIDATES, register
+from vision.register import MAX_CANDIDATES, distinct, register
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,10 @@ def test_a_patterned_surface_is_not_searched(far_scene):
     quads = np.stack([square + np.array([30 * i, 40]) for i in range(2 * MAX_CANDIDATES + 1)])
     grey = cv2.cvtColor(far_scene.image, cv2.COLOR_BGR2GRAY)
     assert register(grey, quads, layout, _dictionary(geometry.aruco_dictionary)) is None
+
+
+def test_an_outline_found_twice_counts_once():
+    square = np.array([[0, 0], [20, 0], [20, 20], [0, 20]], np.float64)
+    # the same outline from the other image, starting at another corner, half a pixel off
+    twice = np.stack([square, np.roll(square, 1, axis=0) + 0.5, square + 50.0])
+    assert len(distinct(twice)) == 2
