@@ -728,8 +728,8 @@ class BoardLocator:
             found = _union(more, found)
             if self._most(found) < enough:
                 found = self._eroded(grey, linear, found)
-            if self._most(found) < self.ERODED_MARKERS:
-                found = _union(found, self._registered(grey, linear))
+            if self._most(found) < enough:
+                found = _union(self._registered(grey, linear), found)
         return _merged(found, pose, fast), looked
 
     def _eroded(
@@ -756,11 +756,12 @@ class BoardLocator:
         return merged
 
     def _registered(self, grey: np.ndarray, linear: np.ndarray) -> dict[str, dict[int, np.ndarray]]:
-        """The very last resort, when not even the eroded search leaves ERODED_MARKERS of a
-        game's markers: the mat registered from its markers' outlines, their bits read all
-        together (:func:`vision.register.register`) on the search pass's candidates, accepted
-        and rejected, in the frame and its linear copy at full resolution. The game whose mat
-        most markers confirm; nothing when none holds."""
+        """The very last resort, when even the eroded search leaves fewer than FULL_FIT_MARKERS
+        of a game's markers (none, or two whose degraded corners fit the far side of the mat
+        badly): the mat registered from its markers' outlines, their bits read all together
+        (:func:`vision.register.register`) on the search pass's candidates, accepted and
+        rejected, in the frame and its linear copy at full resolution. The game whose mat most
+        markers confirm; nothing when none holds. Markers decoded before keep their corners."""
         best: tuple[str, dict[int, np.ndarray]] | None = None
         for name, detector in self._search.items():
             quads = [

@@ -45,6 +45,18 @@ def test_a_mat_whose_markers_no_pass_decodes_is_registered_from_their_outlines(
         BoardLocator([geometry]).locate(far_scene.image, 0.0)
 
 
+def test_two_degraded_markers_are_not_left_to_fit_the_whole_mat(monkeypatch):
+    # a held-out Gobblet scene (defocused, over-exposed, markers about 28 px): two markers are
+    # decoded, their corners a few px off; fitted alone they put the far markers 76 px off
+    scene = corpus_scene("gobblet", 47, split="heldout", seed=99)
+    geometry = load_geometry("gobblet")
+    pose = BoardLocator([geometry]).locate(scene.image, 0.0)
+    assert len(pose.markers_seen) == 8 and _marker_error(pose, scene, geometry) < 1.5
+    monkeypatch.setattr(vision.locate, "register", lambda *args: None)
+    alone = BoardLocator([geometry]).locate(scene.image, 0.0)
+    assert len(alone.markers_seen) == 2 and _marker_error(alone, scene, geometry) > 20
+
+
 def test_outlines_without_the_markers_bits_are_no_mat(far_scene, monkeypatch):
     # every marker's data modules painted grey: the outlines are all there, the bits are not
     geometry = load_geometry("spectrangle")
