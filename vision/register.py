@@ -185,15 +185,27 @@ def _placement(
     dictionary: cv2.aruco.Dictionary,
 ) -> Registration:
     """The hypothesis ``matched``, refitted on all its markers' corners, with its bit errors
-    (read through the refitted homography, which evens out each candidate's corner errors)."""
+    (read through the refitted homography, which evens out each candidate's corner errors).
+    Only the markers whose own bits are nearer their ids than chance (at most
+    :data:`SEED_BIT_ERRORS` wrong) are its markers: an outline of anything else (a blob over a
+    marker) confirms nothing. With fewer than :data:`MIN_MARKERS` left it holds nothing."""
     src = np.concatenate([corners[m] for m in matched])
     dst = np.concatenate([turns[q, k] for q, k in matched.values()])
     refit, _ = cv2.findHomography(src, dst, 0)
     refit = homography if refit is None else refit
-    markers = {ids[m]: turns[q, k].astype(np.float32) for m, (q, k) in matched.items()}
     placed = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), refit).reshape(-1, 4, 2)
-    errors = [bit_errors(grey, placed[m], ids[m], dictionary) for m in matched]
-    return Registration(refit, markers, float(np.mean(errors)))
+    errors = {m: bit_errors(grey, placed[m], ids[m], dictionary) for m in matched}
+    kept = [m for m, e in errors.items() if e <= SEED_BIT_ERRORS]
+    markers = {ids[m]: turns[matched[m]].astype(np.float32) for m in kept}
+    if len(kept) < MIN_MARKERS:
+        return Registration(refit, markers, float("inf"))
+    if len(kept) < len(matched):
+        refit, _ = cv2.findHomography(
+            np.concatenate([corners[m] for m in kept]),
+            np.concatenate([turns[matched[m]] for m in kept]),
+            0,
+        )
+    return Registration(refit, markers, float(np.mean([errors[m] for m in kept])))
 
 
 def bit_errors(
