@@ -767,7 +767,7 @@ class BoardLocator:
             quads = [
                 np.asarray(q, np.float64).reshape(4, 2)
                 for image in (linear, grey)
-                for part in detector.detectMarkers(image)[::2]
+                for part in detector.detectMarkers(image)[::2]  # accepted and rejected outlines
                 for q in part
             ]
             if not quads:

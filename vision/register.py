@@ -10,12 +10,12 @@ mostly right all the same, so the mat is found from all its markers together:
    from the candidate within :data:`GATE` of a side of where the markers taken so far put it,
    and the homography fitted again on all of them. Its markers are then those whose corners
    lie within :data:`TOLERANCE` of a side of a candidate's;
-2. of the hypotheses that the most markers confirm (at least :data:`MIN_MARKERS`), the mat's
-   placement is the one whose markers' bits, sampled through their quads, differ least from the
-   ids and turns it gives them;
-3. it is kept only when its markers' bits are nearer their ids than chance: on average fewer
-   than :data:`MAX_BIT_ERRORS` of each marker's data bits wrong (a wrong id or turn gets about
-   half of them wrong), and no other placement is as near.
+2. of the hypotheses that the most markers confirm, the mat's placement is the one whose
+   markers' bits, sampled through its homography fitted on all of them, differ least from the
+   ids and turns it gives them; a marker counts only when its own bits are nearer its id than
+   chance (at most :data:`SEED_BIT_ERRORS` wrong), and at least :data:`MIN_MARKERS` must;
+3. it is kept only when its markers' bits are on average fewer than :data:`MAX_BIT_ERRORS`
+   wrong (a wrong id or turn gets about half of them wrong), and no other placement is as near.
 
 Measured on the rendered scenes no detector pass could read: the markers' bits were 0.4-2.5 a
 marker off their ids at the true pose, and about 6 off the nearest wrong id or turn
