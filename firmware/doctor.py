@@ -154,6 +154,14 @@ def _check_board(say: Say, frame: Any) -> None:
         f"fit error {pose.reprojection_error:.2f} px",
     )
     say(FIX if pose.too_far else OK, _marker_size(pose))
+    if pose.markers_registered:
+        say(
+            FIX,
+            f"marker bits: {len(pose.markers_registered)} of {seen} markers found only from their "
+            "outlines, their bits too blurred, small or bright to read one by one (the board is "
+            "found, less surely): focus the camera, bring it closer or dim the lamp "
+            "(hardware/setup.md, Focus, Camera height and Light)",
+        )
     if pose.markers_bled:
         say(
             FIX,

@@ -261,6 +261,9 @@ class BoardPose:
     #: markers of ``markers_seen`` read only in linear light or on the frame eroded by a pixel:
     #: the paper's light had bled into their black (over-exposed, or a lamp's glare on the mat)
     markers_bled: tuple[int, ...] = ()
+    #: markers of ``markers_seen`` found only from their outlines, their bits read together
+    #: (:mod:`vision.register`): too far, blurred or bright to be read one by one
+    markers_registered: tuple[int, ...] = ()
 
     @property
     def game(self) -> str:
@@ -673,6 +676,8 @@ class BoardLocator:
         self._last_seen: dict[int, float] = {}
         #: this frame's markers read only in linear light
         self._bled: set[int] = set()
+        #: this frame's markers found only by the registration
+        self._outlined: set[int] = set()
 
     @classmethod
     def for_game(cls, game: str, **options: Any) -> BoardLocator:
@@ -729,7 +734,10 @@ class BoardLocator:
             if self._most(found) < enough:
                 found = self._eroded(grey, linear, found)
             if self._most(found) < enough:
-                found = _union(self._registered(grey, linear), found)
+                registered = self._registered(grey, linear)
+                for n, quads in registered.items():
+                    self._outlined.update(quads.keys() - found.get(n, {}).keys())
+                found = _union(registered, found)
         return _merged(found, pose, fast), looked
 
     def _eroded(
@@ -944,6 +952,7 @@ class BoardLocator:
         image_size = (int(frame.shape[1]), int(frame.shape[0]))
         grey = _grey(frame)
         self._bled = set()
+        self._outlined = set()
         found, looked = self._detect(grey, self._expected(now))
         geometry, markers = self._recognise(found)
         prior = self._fresh_prior(now, geometry)
@@ -988,6 +997,7 @@ class BoardLocator:
             lens=lens,
             marker_px=marker_px,
             markers_bled=self._bled_among(seen),
+            markers_registered=tuple(i for i in seen if i in self._outlined),
         )
         pose = replace(pose, placement=self._placement(frame, pose, prior))
         self._pose = pose
@@ -1075,6 +1085,7 @@ class BoardLocator:
             tracked=True,
             age=age,
             markers_bled=self._bled_among(seen),
+            markers_registered=tuple(i for i in seen if i in self._outlined),
         )
 
     def _bled_among(self, seen: tuple[int, ...]) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ import pytest
 
 from firmware.doctor import FIX, OK, _check_board
 from tests.vision.data.scenes import bled
+from vision.bench import corpus_scene
 from vision.bench_table import filmed_game
 from vision.synth import Domain, random_position, render_scene
 
@@ -70,3 +71,17 @@ def test_a_board_with_nothing_over_it_is_said_to_be_clear_and_a_hand_is_named(ga
     assert state == FIX and "OK on the" in text
     named = text.split("(most at ")[1].split(")")[0].split(", ")
     assert set(named) & hand.hidden
+
+
+def test_markers_found_only_from_their_outlines_are_said_to_be_hard_to_read():
+    # a held-out scene whose markers no detector pass reads: the mat is registered from their
+    # outlines, and the doctor says what to do
+    far = corpus_scene("spectrangle", 64, split="heldout", seed=99)
+    said = []
+    _check_board(lambda state, text: said.append((state, text)), far.image)
+    [(state, text)] = [(s, t) for s, t in said if t.startswith("marker bits:")]
+    assert state == FIX and text.startswith("marker bits: 6 of 6 markers found only")
+    clean = render_scene("spectrangle", {}, 1, hand=False)
+    said.clear()
+    _check_board(lambda state, text: said.append((state, text)), clean.image)
+    assert not [t for _, t in said if t.startswith("marker bits:")]

@@ -38,6 +38,7 @@ def test_a_mat_whose_markers_no_pass_decodes_is_registered_from_their_outlines(
     geometry = load_geometry("spectrangle")
     pose = BoardLocator([geometry]).locate(far_scene.image, 0.0)
     assert set(pose.markers_seen) == {m.id for m in geometry.markers}
+    assert pose.markers_registered == pose.markers_seen  # none read alone
     assert _marker_error(pose, far_scene, geometry) < 1.5  # markers 28 px a side
     # without the registration, no pass of the locator finds it
     monkeypatch.setattr(vision.locate, "register", lambda *args: None)
@@ -52,6 +53,7 @@ def test_two_degraded_markers_are_not_left_to_fit_the_whole_mat(monkeypatch):
     geometry = load_geometry("gobblet")
     pose = BoardLocator([geometry]).locate(scene.image, 0.0)
     assert len(pose.markers_seen) == 8 and _marker_error(pose, scene, geometry) < 1.5
+    assert len(pose.markers_registered) == 6  # the two decoded ones are not
     monkeypatch.setattr(vision.locate, "register", lambda *args: None)
     alone = BoardLocator([geometry]).locate(scene.image, 0.0)
     assert len(alone.markers_seen) == 2 and _marker_error(alone, scene, geometry) > 20
