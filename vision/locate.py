@@ -481,6 +481,20 @@ def _union(
     return {n: {**low.get(n, {}), **high.get(n, {})} for n in low.keys() | high.keys()}
 
 
+def _only_in(
+    more: dict[str, dict[int, np.ndarray]], found: dict[str, dict[int, np.ndarray]]
+) -> set[int]:
+    """The ids of the markers that a later search (``more``) showed and the searches before it
+    (``found``) did not."""
+    return {i for n, quads in more.items() for i in quads.keys() - found.get(n, {}).keys()}
+
+
+def _among(seen: tuple[int, ...], marked: set[int]) -> tuple[int, ...]:
+    """Which of ``seen`` this frame marked (``marked``: read only in linear light, or found only
+    from their outlines)."""
+    return tuple(i for i in seen if i in marked)
+
+
 def _ideal(markers: dict[int, np.ndarray], lens: Lens | None) -> dict[int, np.ndarray]:
     """Detected marker corners with the lens's distortion removed."""
     return markers if lens is None else {i: lens.undistort(q) for i, q in markers.items()}
@@ -729,14 +743,13 @@ class BoardLocator:
             linear = _linear(grey)
             more = self._search_at(linear, fast)
             self._refine(linear, more)
-            self._mark_bled(more, found)
+            self._bled |= _only_in(more, found)  # bled: read only so
             found = _union(more, found)
             if self._most(found) < enough:
                 found = self._eroded(grey, linear, found)
             if self._most(found) < enough:
                 registered = self._registered(grey, linear)
-                for n, quads in registered.items():
-                    self._outlined.update(quads.keys() - found.get(n, {}).keys())
+                self._outlined |= _only_in(registered, found)
                 found = _union(registered, found)
         return _merged(found, pose, fast), looked
 
@@ -760,7 +773,7 @@ class BoardLocator:
         merged = _union(more, found)
         if self._most(merged) < self.ERODED_MARKERS:
             return found
-        self._mark_bled(more, found)
+        self._bled |= _only_in(more, found)  # bled: read only so
         return merged
 
     def _registered(self, grey: np.ndarray, linear: np.ndarray) -> dict[str, dict[int, np.ndarray]]:
@@ -780,11 +793,12 @@ class BoardLocator:
             ]
             if not quads:
                 continue
+            candidates, dictionary = np.stack(quads), _dictionary(name)
             for geometry in self.geometries:
                 if geometry.aruco_dictionary != name:
                     continue
                 layout = self._places[geometry.game]
-                found = register(linear, np.stack(quads), layout, _dictionary(name))
+                found = register(linear, candidates, layout, dictionary)
                 if found is not None and (best is None or len(found.markers) > len(best[1])):
                     best = (name, found.markers)
         if best is None:
@@ -792,14 +806,6 @@ class BoardLocator:
         registered = {best[0]: dict(best[1])}
         self._refine(linear, registered)
         return registered
-
-    def _mark_bled(
-        self, more: dict[str, dict[int, np.ndarray]], found: dict[str, dict[int, np.ndarray]]
-    ) -> None:
-        """Note as bled this frame's markers that ``more`` (the linear or the eroded search)
-        showed and the searches before it (``found``) did not."""
-        for n, quads in more.items():
-            self._bled.update(quads.keys() - found.get(n, {}).keys())
 
     def _search_at(
         self, grey: np.ndarray, fast: dict[int, np.ndarray]
@@ -996,8 +1002,8 @@ class BoardLocator:
             t=now,
             lens=lens,
             marker_px=marker_px,
-            markers_bled=self._bled_among(seen),
-            markers_registered=tuple(i for i in seen if i in self._outlined),
+            markers_bled=_among(seen, self._bled),
+            markers_registered=_among(seen, self._outlined),
         )
         pose = replace(pose, placement=self._placement(frame, pose, prior))
         self._pose = pose
@@ -1084,13 +1090,9 @@ class BoardLocator:
             t=now,
             tracked=True,
             age=age,
-            markers_bled=self._bled_among(seen),
-            markers_registered=tuple(i for i in seen if i in self._outlined),
+            markers_bled=_among(seen, self._bled),
+            markers_registered=_among(seen, self._outlined),
         )
-
-    def _bled_among(self, seen: tuple[int, ...]) -> tuple[int, ...]:
-        """Which of ``seen`` this frame read only in linear light."""
-        return tuple(i for i in seen if i in self._bled)
 
     def _note_sightings(self, seen: tuple[int, ...], now: float) -> None:
         for i in seen:

@@ -80,13 +80,13 @@ def register(
     best: dict[frozenset, Registration] = {}
     most = MIN_MARKERS
     centres = corners.mean(axis=1)
+    ideal = [_ideal_bits(i, dictionary) for i in ids]
     for q in range(len(quads)):
         seen = [_bits(grey, turns[q, k], dictionary) for k in range(4)]
         for m in range(len(ids)):
             order = np.argsort(np.linalg.norm(centres - centres[m], axis=1))
-            truth = _ideal_bits(ids[m], dictionary)
             for k in range(4):
-                if np.sum(seen[k] != truth) > SEED_BIT_ERRORS:
+                if np.sum(seen[k] != ideal[m]) > SEED_BIT_ERRORS:
                     continue  # this quad does not look like that marker at that turn
                 h = _grown(m, (q, k), order, corners, turns)
                 matched = _matches(h, corners, turns)
@@ -96,7 +96,7 @@ def register(
                     most, best = len(matched), {}
                 key = frozenset((q2, ids[m2]) for m2, (q2, _) in matched.items())
                 if key not in best:
-                    best[key] = _placement(grey, h, matched, ids, corners, turns, dictionary)
+                    best[key] = _placement(grey, h, matched, ids, corners, turns, ideal, dictionary)
     ranked = sorted(best.values(), key=lambda r: r.bit_errors)
     if not ranked or ranked[0].bit_errors > MAX_BIT_ERRORS:
         return None
@@ -182,19 +182,21 @@ def _placement(
     ids: list[int],
     corners: np.ndarray,
     turns: np.ndarray,
+    ideal: list[np.ndarray],
     dictionary: cv2.aruco.Dictionary,
 ) -> Registration:
     """The hypothesis ``matched``, refitted on all its markers' corners, with its bit errors
-    (read through the refitted homography, which evens out each candidate's corner errors).
-    Only the markers whose own bits are nearer their ids than chance (at most
-    :data:`SEED_BIT_ERRORS` wrong) are its markers: an outline of anything else (a blob over a
-    marker) confirms nothing. With fewer than :data:`MIN_MARKERS` left it holds nothing."""
+    against the layout's ``ideal`` bits (read through the refitted homography, which evens out
+    each candidate's corner errors). Only the markers whose own bits are nearer their ids than
+    chance (at most :data:`SEED_BIT_ERRORS` wrong) are its markers: an outline of anything else
+    (a blob over a marker) confirms nothing. With fewer than :data:`MIN_MARKERS` left it holds
+    nothing."""
     src = np.concatenate([corners[m] for m in matched])
     dst = np.concatenate([turns[q, k] for q, k in matched.values()])
     refit, _ = cv2.findHomography(src, dst, 0)
     refit = homography if refit is None else refit
     placed = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), refit).reshape(-1, 4, 2)
-    errors = {m: bit_errors(grey, placed[m], ids[m], dictionary) for m in matched}
+    errors = {m: int(np.sum(_bits(grey, placed[m], dictionary) != ideal[m])) for m in matched}
     kept = [m for m, e in errors.items() if e <= SEED_BIT_ERRORS]
     markers = {ids[m]: turns[matched[m]].astype(np.float32) for m in kept}
     if len(kept) < MIN_MARKERS:
@@ -206,14 +208,6 @@ def _placement(
             0,
         )
     return Registration(refit, markers, float(np.mean([errors[m] for m in kept])))
-
-
-def bit_errors(
-    grey: np.ndarray, quad: np.ndarray, marker: int, dictionary: cv2.aruco.Dictionary
-) -> int:
-    """How many of marker ``marker``'s data bits the image ``grey`` shows wrong inside ``quad``
-    (4x2 px, in ArUco order)."""
-    return int(np.sum(_bits(grey, quad, dictionary) != _ideal_bits(marker, dictionary)))
 
 
 def _bits(grey: np.ndarray, quad: np.ndarray, dictionary: cv2.aruco.Dictionary) -> np.ndarray:
