@@ -28,7 +28,7 @@ import numpy as np
 
 from .geometry import BoardGeometry, available_games, load_geometry
 from .placement import BoardPlacement, placement_shift
-from .register import register
+from .register import GATE, TOLERANCE, follow, register
 
 #: Reasons of :class:`BoardNotFound`.
 NO_MARKERS = "no-markers"
@@ -684,6 +684,8 @@ class BoardLocator:
         }
         self._placements = {g.game: BoardPlacement(g) for g in geoms} if find_placement else {}
         self._pose: BoardPose | None = None
+        #: the fit the tracked homography was last taken from (kept through fewer markers)
+        self._anchor: _Fit | None = None
         #: a placement seen once, waiting for the next frame to confirm it
         self._candidate: np.ndarray | None = None
         self._hits: dict[int, int] = {}
@@ -706,6 +708,7 @@ class BoardLocator:
     def reset(self) -> None:
         """Forget the tracked board (e.g. a new game is set up)."""
         self._pose = None
+        self._anchor = None
         self._candidate = None
         self._hits.clear()
         self._last_seen.clear()
@@ -719,8 +722,10 @@ class BoardLocator:
 
         While tracking, the fast pass (:meth:`_look` at the tracked pose) runs first. The search
         pass (three threshold windows on the whole frame at ``detect_scale``) runs only when it
-        misses one of the ``expected`` markers or finds fewer than FULL_FIT_MARKERS; what the
-        fast pass found is kept over the search pass's finds. Without the fast pass's finds,
+        misses one of the ``expected`` markers or decodes fewer than FULL_FIT_MARKERS (those
+        it only follows by their outlines do not count); what the fast pass found is kept over
+        the search pass's finds, but for the markers it only followed and the search decoded.
+        Without the fast pass's finds,
         the search is done again at full resolution when it finds fewer than FULL_FIT_MARKERS
         of a game's markers (small markers, far away), and what either found is kept. Still
         fewer (without the fast pass's finds): the same search in linear light (:func:`_linear`)
@@ -733,10 +738,14 @@ class BoardLocator:
         if pose is not None and expected:
             looked = frozenset(self._places[pose.game])
             fast = self._look(grey, pose.geometry, pose.homography, pose.lens, looked)
-            if expected <= fast.keys() and len(fast) >= min(enough, len(looked)):
+            decoded = fast.keys() - self._outlined  # an outline followed is weaker evidence
+            if expected <= fast.keys() and len(decoded) >= min(enough, len(looked)):
                 return {pose.geometry.aruco_dictionary: fast}, looked
         found = self._search_at(grey, fast)
         self._refine(grey, found)
+        searched = found.get(pose.geometry.aruco_dictionary, {}) if fast and pose else {}
+        decoded = self._outlined & searched.keys()  # followed by the fast pass, decoded here
+        self._outlined -= decoded
         if not fast and self._most(found) < enough:
             # bright paper bled into the markers' black: search again in linear light, and
             # keep what the frame as it is showed over what only the linear one did
@@ -751,7 +760,7 @@ class BoardLocator:
                 registered = self._registered(grey, linear)
                 self._outlined |= _only_in(registered, found)
                 found = _union(registered, found)
-        return _merged(found, pose, fast), looked
+        return _merged(found, pose, {i: q for i, q in fast.items() if i not in decoded}), looked
 
     def _eroded(
         self, grey: np.ndarray, linear: np.ndarray, found: dict[str, dict[int, np.ndarray]]
@@ -835,17 +844,21 @@ class BoardLocator:
         lens: Lens | None,
         ids: Iterable[int],
         grow: float = 0.75,
+        gate: float = TOLERANCE,
     ) -> dict[int, np.ndarray]:
         """The markers ``ids`` looked for where ``homography`` (board mm -> ideal px, seen
         through ``lens``) puts them: each in a box grown by ``grow`` times its side, resized so
         that a marker module is MODULE_PX px (enlarged at most MAX_UPSCALE times), with one
         threshold window; a marker the crop does not show is looked for in its linear copy
-        (:func:`_linear`). Corners are refined at full resolution."""
+        (:func:`_linear`), and one neither decodes is followed by its outline within ``gate``
+        sides (:func:`vision.register.follow`). Corners are refined at full resolution."""
         name = geometry.aruco_dictionary
         detector = {name: self._fast[name]}
         places = self._places[geometry.game]
         markers: dict[int, np.ndarray] = {}
         bled: dict[int, np.ndarray] = {}
+        outlined: dict[int, np.ndarray] = {}
+        dictionary = _dictionary(name)
         ids = list(ids)
         if not ids:
             return markers
@@ -858,21 +871,32 @@ class BoardLocator:
             x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
             if min(x1 - x0, y1 - y0) < side:
                 continue  # (partly) out of the frame
-            crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0))[name]
+            outlines: list[np.ndarray] = []  # the outlines rejected in the crop
+            crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0), outlines)
+            crop = crop[name]
             if i in crop:
                 markers[i] = crop[i]
                 continue
             # bright paper bled into its black? In linear light, and never shrunk: a bled
             # marker needs every pixel it has
             linear = _linear(grey[y0:y1, x0:x1])
-            crop = self._detect_at(linear, max(scale, 1.0), detector, (x0, y0))[name]
+            crop = self._detect_at(linear, max(scale, 1.0), detector, (x0, y0), outlines)[name]
             if i in crop:
                 local = {name: {i: crop[i] - (x0, y0)}}  # refined on the crop's own pixels
                 self._refine(linear, local)
                 bled[i] = local[name][i] + (x0, y0)
                 self._bled.add(i)
+                continue
+            # its bits past reading alone: its outline where the pose puts it
+            if not outlines:
+                continue
+            quads = np.stack(outlines) - (x0, y0)
+            found = follow(linear, quad - (x0, y0), quads, i, dictionary, gate)
+            if found is not None:
+                outlined[i] = found + np.float64([x0, y0])
+                self._outlined.add(i)
         self._refine(grey, {name: markers})
-        return {**markers, **bled}
+        return {**markers, **bled, **outlined}
 
     def _recover(
         self,
@@ -901,7 +925,9 @@ class BoardLocator:
                     missing.append(i)
             if not missing:
                 return markers, fit
-            extra = self._look(grey, geometry, fit.homography, lens, missing, self.RECOVER_GROW)
+            extra = self._look(
+                grey, geometry, fit.homography, lens, missing, self.RECOVER_GROW, GATE
+            )
             more = {**markers, **extra}
             refit = self._fit(geometry, _ideal(more, lens), prior) if extra else None
             if refit is None:
@@ -914,8 +940,10 @@ class BoardLocator:
         scale: float,
         detectors: dict[str, cv2.aruco.ArucoDetector],
         origin: tuple[int, int] = (0, 0),
+        outlines: list[np.ndarray] | None = None,
     ) -> dict[str, dict[int, np.ndarray]]:
-        """Detect on ``image`` (a crop of the frame at ``origin``) resized by ``scale``."""
+        """Detect on ``image`` (a crop of the frame at ``origin``) resized by ``scale``; the
+        outlines the detectors rejected (4x2 px of the frame) are added to ``outlines``."""
         if scale < 1.0:
             area = (1.0 / scale).is_integer()  # OpenCV's fast INTER_AREA path, else bilinear
             method = cv2.INTER_AREA if area else cv2.INTER_LINEAR
@@ -924,7 +952,12 @@ class BoardLocator:
             image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_LINEAR)
         found: dict[str, dict[int, np.ndarray]] = {}
         for name, detector in detectors.items():
-            corners, ids, _ = detector.detectMarkers(image)
+            corners, ids, rejected = detector.detectMarkers(image)
+            if outlines is not None:
+                outlines.extend(
+                    (q.reshape(4, 2).astype(np.float64) + 0.5) / scale - 0.5 + origin
+                    for q in rejected
+                )
             markers: dict[int, np.ndarray] = {}
             duplicates: set[int] = set()
             for quad, marker_id in zip(corners, [] if ids is None else ids.ravel(), strict=True):
@@ -986,6 +1019,8 @@ class BoardLocator:
             raise BoardNotFound(BAD_FIT, f"{geometry.game}: markers {list(seen)}")
         if prior is not None:
             fit = self._deadband(fit, prior, ideal)
+        else:
+            self._anchor = fit
         marker_px = _side(np.stack(list(markers.values())))
         self._calibrate(geometry, markers, fit.used, image_size)
         pose = BoardPose(
@@ -1172,16 +1207,20 @@ class BoardLocator:
     def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
         """Keep the prior's homography when ``fit`` barely moves the mat (a still board), or
         when markers were lost (a hand, a marker too small to be found in every frame) and
-        those left lie where the prior puts them, within its own residual and ``deadband_px``:
-        a fit through fewer markers is no news."""
+        those left lie where the prior puts them, within the residual of the fit it came from
+        (the anchor) and ``deadband_px``: a fit through fewer markers is no news, in this
+        frame or in the next ones, until a fit through as many is taken."""
         kept = _score(prior.homography, self._places[prior.game], markers, fit.used)
-        if kept is None:
+        anchor = self._anchor
+        if kept is None or anchor is None:
+            self._anchor = fit
             return fit
         if _mat_shift(prior.geometry, fit.homography, prior.homography) < self.deadband_px:
             return kept
-        lost = set(fit.used) < set(prior.markers_used)
-        if lost and kept.rms_px <= prior.reprojection_error + self.deadband_px:
+        lost = set(fit.used) < set(anchor.used)
+        if lost and kept.rms_px <= anchor.rms_px + self.deadband_px:
             return kept
+        self._anchor = fit
         return fit
 
     def _confidence(self, geometry: BoardGeometry, fit: _Fit) -> float:

@@ -17,6 +17,9 @@ mostly right all the same, so the mat is found from all its markers together:
 3. it is kept only when its markers' bits are on average fewer than :data:`MAX_BIT_ERRORS`
    wrong (a wrong id or turn gets about half of them wrong), and no other placement is as near.
 
+Once the mat is found, :func:`follow` keeps each such marker from frame to frame: the outline
+nearest where the pose puts it, when its own bits are near enough the marker's.
+
 Measured on the rendered scenes no detector pass could read: the markers' bits were 0.4-2.5 a
 marker off their ids at the true pose, and about 6 off the nearest wrong id or turn
 (``docs/benchmarks.md``, "the boards not found are there to be registered").
@@ -105,6 +108,38 @@ def register(
     if rivals and rivals[0].bit_errors <= MAX_BIT_ERRORS:
         return None  # two placements read alike: neither is sure
     return winner
+
+
+def follow(
+    image: np.ndarray,
+    expected: np.ndarray,
+    quads: np.ndarray,
+    marker: int,
+    dictionary: cv2.aruco.Dictionary,
+    gate: float = TOLERANCE,
+) -> np.ndarray | None:
+    """Marker ``marker`` found by its outline where a pose puts it: of the candidate ``quads``
+    (N x 4 x 2 px of ``image``), the one nearest ``expected`` (its 4x2 corners where the pose
+    puts them, in ArUco order; the turn follows from the pose), within ``gate`` of a side
+    (:data:`TOLERANCE` for a tracked pose, :data:`GATE` for a first fit through a few markers),
+    when the bits it shows through its own corners have at most :data:`MAX_BIT_ERRORS` wrong
+    (alone, with no other marker to vouch for it, a candidate must be nearer its id than a
+    registration's seed). The marker is then ``expected`` moved to the outline's centre: blur
+    and bright paper move an outline's corners (3-4 px on a far, over-exposed mat), not its
+    middle. None when no outline is followed."""
+    quads = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    if not len(quads):
+        return None
+    turns = np.stack([np.roll(quads, -k, axis=1) for k in range(4)], axis=1)  # N x 4 x 4 x 2
+    gap = np.linalg.norm(turns - expected[None, None], axis=3).mean(axis=2)
+    q, k = divmod(int(gap.argmin()), 4)
+    side = float(np.linalg.norm(expected - np.roll(expected, 1, axis=0), axis=1).mean())
+    if gap[q, k] > gate * side:
+        return None
+    quad = turns[q, k]
+    if np.sum(_bits(image, quad, dictionary) != _ideal_bits(marker, dictionary)) > MAX_BIT_ERRORS:
+        return None
+    return expected + (quad.mean(axis=0) - expected.mean(axis=0))
 
 
 def distinct(quads: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import vision.locate
 from vision.bench import corpus_scene
 from vision.geometry import load_geometry
 from vision.locate import BoardLocator, BoardNotFound, _dictionary
-from vision.register import MAX_CANDIDATES, distinct, register
+from vision.register import MAX_CANDIDATES, distinct, follow, register
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,42 @@ def test_two_degraded_markers_are_not_left_to_fit_the_whole_mat(monkeypatch):
     pose = BoardLocator([geometry]).locate(scene.image, 0.0)
     assert len(pose.markers_seen) == 8 and _marker_error(pose, scene, geometry) < 1.5
     assert len(pose.markers_registered) == 6  # the two decoded ones are not
+    # without the registration, the outlines are followed from the two markers' poor fit,
+    # nearest first (each find refits), to the same place
     monkeypatch.setattr(vision.locate, "register", lambda *args: None)
+    followed = BoardLocator([geometry]).locate(scene.image, 0.0)
+    assert len(followed.markers_seen) == 8 and _marker_error(followed, scene, geometry) < 1.5
+    assert set(followed.markers_registered) == set(pose.markers_registered)
+    monkeypatch.setattr(vision.locate, "follow", lambda *args: None)
     alone = BoardLocator([geometry]).locate(scene.image, 0.0)
     assert len(alone.markers_seen) == 2 and _marker_error(alone, scene, geometry) > 20
+
+
+def test_a_registered_mat_is_tracked_by_its_outlines(far_scene, monkeypatch):
+    # frames of the far scene, each with its own sensor noise: once its markers are
+    # established, the fast pass follows their outlines where the pose puts them, instead of
+    # registering the mat again in every frame; a marker's outline gives its centre (blur and
+    # bled paper move an outline's corners, not its middle), so a few of them keep the pose
+    geometry = load_geometry("spectrangle")
+    calls = []
+
+    def registering(*args):
+        calls.append(1)
+        return register(*args)
+
+    monkeypatch.setattr(vision.locate, "register", registering)
+    locator = BoardLocator([geometry])
+    rng = np.random.default_rng(5)
+    errors, followed = [], []
+    for k in range(10):
+        noise = rng.normal(0.0, 2.0, far_scene.image.shape)
+        frame = np.clip(far_scene.image + noise, 0, 255).astype(np.uint8)
+        pose = locator.locate(frame, 0.1 * k)
+        errors.append(_marker_error(pose, far_scene, geometry))
+        followed.append(len(pose.markers_registered))
+    assert len(calls) == BoardLocator.ESTABLISHED_HITS  # until its markers are established
+    assert max(errors) < 1.5, errors
+    assert min(followed[BoardLocator.ESTABLISHED_HITS :]) >= 3
 
 
 def test_outlines_without_the_markers_bits_are_no_mat(far_scene, monkeypatch):
@@ -97,3 +130,20 @@ def test_an_outline_found_twice_counts_once():
     # the same outline from the other image, starting at another corner, half a pixel off
     twice = np.stack([square, np.roll(square, 1, axis=0) + 0.5, square + 50.0])
     assert len(distinct(twice)) == 2
+
+
+def test_an_outline_is_followed_only_as_the_marker_its_bits_show_where_the_pose_puts_it():
+    dictionary = _dictionary("DICT_4X4_50")
+    image = np.full((200, 200), 255, np.uint8)
+    image[60:120, 70:130] = dictionary.generateImageMarker(7, 60)
+    outline = np.float64([[70, 60], [130, 60], [130, 120], [70, 120]])
+    expected = outline + np.float64([4.0, -3.0])  # where a slightly stale pose puts it
+    candidates = np.stack([outline + np.float64([90, 0]), outline])  # another outline, and its own
+    found = follow(image, expected, candidates, 7, dictionary)
+    # its centre is the outline's, its shape the pose's (an outline's corners move with blur)
+    assert found is not None and np.allclose(found, outline)
+    assert follow(image, expected, candidates, 8, dictionary) is None  # other bits
+    far = expected + np.float64([40, 0])  # two thirds of a side off
+    assert follow(image, far, candidates, 7, dictionary) is None
+    turned = np.roll(outline, 1, axis=0)  # the same outline listed from another corner
+    assert np.allclose(follow(image, expected, turned[None], 7, dictionary), outline)
