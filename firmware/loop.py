@@ -31,7 +31,9 @@ its exposure and white balance (``camera.lock_exposure()``, when the camera has 
 While the mat's markers look smaller than ``vision.locate.RELIABLE_MARKER_PX``, the status line
 of every screen says that the camera is too far (unless the camera has something to say); while
 some are read only in linear light or eroded (``BoardPose.markers_bled``), that the mat is too
-bright.
+bright; while some are found only from their outlines (``BoardPose.markers_registered``), that
+they are blurred. Each line is held a few seconds after the last frame that showed its cause
+(:class:`firmware.view_status.ViewStatus`), so that it does not flicker with the camera's noise.
 """
 
 from __future__ import annotations
@@ -48,7 +50,6 @@ import numpy as np
 from engine import AMBIGUOUS, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, Outcome, Referee, Verdict
 from engine.referee import describe
 from vision.decode import decode
-from vision.locate import OVER_EXPOSED, TOO_FAR
 from vision.pipeline import (
     MOVING,
     NO_BOARD,
@@ -65,6 +66,7 @@ from .camera import ENDED
 from .journal import CURRENT, Journal, JournalError, save_record
 from .lock import JournalLock, claim
 from .recorder import FrameRecorder
+from .view_status import ViewStatus
 
 
 class Phase(Enum):
@@ -155,6 +157,7 @@ class RefereeLoop:
         self.referee: Referee | None = None
         self.journal: Journal | None = None
         self.status = ""
+        self._view_status = ViewStatus()
         self.last_outcome: Outcome | None = None
         self._illegal: Verdict | None = None
         self._pending: _Pending | None = None
@@ -232,10 +235,8 @@ class RefereeLoop:
             self._observed()
             return
         result = self.vision.process(frame, t)
-        if not self.status and result.pose is not None and result.pose.too_far:
-            self.status = TOO_FAR
-        elif not self.status and result.pose is not None and result.pose.markers_bled:
-            self.status = OVER_EXPOSED
+        view = self._view_status.update(result.pose, t)  # held steady over a few seconds
+        self.status = self.status or view
         self._on_frame(frame, result)
         for event in self.events():
             self.event(event)

@@ -50,6 +50,9 @@ TOO_FAR_HINT = "Camera too far: bring it closer so the markers look bigger"
 #: What the OLED's status line says while markers are read only in linear light (the paper's
 #: light bled into their black: over-exposed, or a lamp's glare on the mat)
 OVER_EXPOSED = "mat too bright: dim lamp"
+#: What it says while markers are found only from their outlines (``vision.register``): their
+#: bits too blurred, small or bright to be read one by one
+MARKERS_BLURRED = "markers blurred: focus"
 
 #: What to tell the players, per reason (short enough for the OLED's "no board" screen).
 HINTS = {

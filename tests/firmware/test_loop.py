@@ -23,6 +23,7 @@ from firmware.scenario import scripted_game
 from firmware.simulator import SimulatedTable
 from tests.vision.data.models import flagging_models
 from tests.vision.data.scenes import bled
+from vision.bench import corpus_scene
 from vision.synth import Domain, render_scene
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,28 +147,34 @@ def test_no_board_is_reported_after_a_grace_period(tmp_path):
     assert "NO BOARD" in display.screen.text
 
 
-def test_a_camera_too_far_is_told_on_the_screen(tmp_path):
-    """While the markers look too small the status line says so; when the board is then lost,
-    the "no board" screen says the camera is too far."""
+def _screens(tmp_path: Path, game: str, frames: list[np.ndarray]) -> list[str]:
+    """The OLED's text after each of ``frames``, played by a referee loop from a folder."""
     folder = tmp_path / "frames"
-    folder.mkdir()
-    far = Domain(name="far", zoom=(2.8, 2.8))
-    scene = render_scene("blokus", {}, 1, hand=False, domain=far)
-    blank = np.full_like(scene.image, 128)
-    for i in range(12):
-        cv2.imwrite(str(folder / f"{i:02d}.png"), scene.image if i < 4 else blank)
+    folder.mkdir(parents=True)
+    for i, frame in enumerate(frames):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), frame)
     display = _display()
     loop = RefereeLoop(
         ImageFolder(folder, fps=2.0),
         display,
-        game="blokus",
+        game=game,
         journal_dir=tmp_path / "j",
         records_dir=tmp_path / "records",
     )
     texts = []
-    for _ in range(12):
+    for _ in frames:
         loop.step()
         texts.append(display.screen.text)
+    return texts
+
+
+def test_a_camera_too_far_is_told_on_the_screen(tmp_path):
+    """While the markers look too small the status line says so; when the board is then lost,
+    the "no board" screen says the camera is too far."""
+    far = Domain(name="far", zoom=(2.8, 2.8))
+    scene = render_scene("blokus", {}, 1, hand=False, domain=far)
+    blank = np.full_like(scene.image, 128)
+    texts = _screens(tmp_path, "blokus", [scene.image] * 4 + [blank] * 8)
     assert "camera too far" in texts[3]
     assert "NO BOARD" in texts[-1] and "Camera too far" in texts[-1]
 
@@ -177,26 +184,21 @@ def test_a_mat_too_bright_is_told_on_the_screen(tmp_path):
     status line says the mat is too bright; on the same frames without the bleed it does not."""
     far = Domain(name="far", zoom=(1.8, 1.8))
     clean = render_scene("spectrangle", {}, 1, hand=False, effects=False, domain=far).image
-    texts = {}
-    for name, frame in (("clean", clean), ("bled", bled(clean, 1.5, 1.5))):
-        folder = tmp_path / name
-        folder.mkdir()
-        for i in range(4):
-            cv2.imwrite(str(folder / f"{i:02d}.png"), frame)
-        display = _display()
-        loop = RefereeLoop(
-            ImageFolder(folder, fps=2.0),
-            display,
-            game="spectrangle",
-            journal_dir=tmp_path / name / "j",
-            records_dir=tmp_path / name / "records",
-        )
-        texts[name] = []
-        for _ in range(4):
-            loop.step()
-            texts[name].append(display.screen.text)
+    texts = {
+        name: _screens(tmp_path / name, "spectrangle", [frame] * 4)
+        for name, frame in (("clean", clean), ("bled", bled(clean, 1.5, 1.5)))
+    }
     assert not any("mat too bright" in t for t in texts["clean"])
     assert all("mat too bright" in t for t in texts["bled"][1:])
+
+
+def test_markers_found_only_from_their_outlines_are_told_on_the_screen(tmp_path):
+    """A far, defocused, over-exposed camera whose markers no pass decodes one by one: the mat
+    is found from their outlines (``vision.register``), and the status line says the markers
+    are blurred, steadily, frame after frame."""
+    far = corpus_scene("spectrangle", 64, split="heldout", seed=99)
+    texts = _screens(tmp_path, "spectrangle", [far.image] * 6)
+    assert all("markers blurred" in t for t in texts), texts
 
 
 def test_kill_minus_nine_loses_no_accepted_move(tmp_path):
