@@ -6,15 +6,22 @@ unchanged cell can never be misread; only the others go to the model. Patches ar
 the mat's reflectance (the light measured on the mat in each frame), after one gain per colour
 channel over the whole board (what is left of a global change of light: a lamp switched on, a
 cloud, the camera's exposure), by the 90th percentile of the per-pixel difference (a small new
-piece covers a tenth of a Gobblet patch). A target has changed when that reaches the model's
-``change_threshold``, fitted on rendered pairs by ``vision.train.change``.
+piece covers a tenth of a Gobblet patch) over the middle of the patch that is the target's own
+cell (:func:`own_window`: a square patch also shows the cells round it, and a piece put beside
+a cell is no change of it). A target has changed when that reaches the model's
+``change_threshold``, fitted on rendered pairs by ``vision.train.change`` with the same window
+(the model file's ``change_window``; a file without one compares whole patches).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
+
+from .geometry import BoardGeometry
+from .sampling import PatchSpec
 
 #: The per-pixel difference quantile that scores a patch's change.
 QUANTILE = 0.9
@@ -40,13 +47,27 @@ def global_gain(now: np.ndarray, before: np.ndarray) -> np.ndarray:
     return np.tile(per_colour, c // 3).reshape(1, c, 1, 1)
 
 
-def change_scores(now: np.ndarray, before: np.ndarray) -> np.ndarray:
+def own_window(geometry: BoardGeometry, spec: PatchSpec) -> float:
+    """The share of a patch's side that is its target's own cell: for a square patch the
+    side of a square of the cell's area over the patch's (the neighbours round it left out),
+    at most 1; 1 for an edge patch (a Spectrangle edge's patch is its cell's)."""
+    if spec.kind != "square":
+        return 1.0
+    areas = [cv2.contourArea(np.asarray(c.polygon, np.float32)) for c in geometry.cells]
+    return min(1.0, float(np.sqrt(np.median(areas))) / spec.size_mm)
+
+
+def change_scores(now: np.ndarray, before: np.ndarray, window: float = 1.0) -> np.ndarray:
     """Per target, how much its patch changed between ``before`` and ``now`` (N x C x px x px
     reflectance each): the :data:`QUANTILE` of the per-pixel sum over channels of the absolute
-    difference, after :func:`global_gain`."""
+    difference, after :func:`global_gain` (of the whole patches), over the middle ``window``
+    share of each patch's side."""
     if now.shape != before.shape:
         raise ValueError(f"patches of {now.shape} and {before.shape} do not compare")
     diff = np.abs(now - global_gain(now, before) * before).sum(axis=1)
+    px = diff.shape[-1]
+    margin = min(round(px * (1.0 - window) / 2), (px - 1) // 2)
+    diff = diff[:, margin : px - margin, margin : px - margin]
     flat = diff.reshape(len(diff), -1)
     k = round(QUANTILE * (flat.shape[1] - 1))
     return np.partition(flat, k, axis=1)[:, k]

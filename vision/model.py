@@ -70,6 +70,8 @@ class CellModel:
     #: a target whose change score (:mod:`vision.change`) reaches this has changed since the
     #: last accepted frame; None: every target is classified every time
     change_threshold: float | None
+    #: the middle share of a patch's side its change score is taken over (1: the whole patch)
+    change_window: float
     #: how far this table's accepted positions may move a prediction (:mod:`vision.adapt`)
     adaptation: Adaptation
     #: quantiles of the frame context (:func:`frame_context`); empty: the network has none
@@ -111,6 +113,7 @@ class CellModel:
             change_threshold=(
                 float(meta["change_threshold"]) if meta.get("change_threshold") else None
             ),
+            change_window=float(meta.get("change_window", 1.0)),
             adaptation=Adaptation.from_json(meta.get("adapt")),
             context=tuple(float(q) for q in meta.get("context", ())),
             views_below=float(meta.get("views", {}).get("below", 0.0)),

@@ -196,8 +196,13 @@ def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
     meta = json.loads(path.read_text())
     assert meta["trained"]["change_pairs"] == 3
     assert meta["change_threshold"] == meta["trained"]["change_threshold"] > 0
+    # the window kept is the whole patch or the cell's own, whichever lets fewer unchanged
+    # targets through; the reader compares patches over the same one
+    assert meta["change_window"] in (1.0, round(55.0 / 66.0, 4))
+    assert meta["trained"]["change_false"] <= meta["trained"]["change_false_whole"]
     again = CellModel.load(path)
     assert again.onnx == model.onnx and again.change_threshold == meta["change_threshold"]
+    assert again.change_window == meta["change_window"]
 
 
 def _patches(y, under, scene, cell=None):

@@ -112,7 +112,7 @@ class FittedReader(Reader):
         memory, threshold = self.memory, self.model.change_threshold
         if memory is None or threshold is None:
             return np.arange(len(patches))
-        moved = change_scores(patches, memory.patches) >= threshold
+        moved = change_scores(patches, memory.patches, self.model.change_window) >= threshold
         cells = self.sampler.cells
         changed = {c for c, m in zip(cells, moved, strict=True) if m}
         return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)

@@ -15,7 +15,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..change import change_scores
+from ..change import change_scores, own_window
 from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
 from ..sampling import PatchSampler, PatchSpec
@@ -41,7 +41,8 @@ def _relit(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def pair_scores(recipe: dict[str, Any], index: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Change scores of every target of pair ``index``, and which targets really changed."""
+    """Change scores of every target of pair ``index`` (N x 2: over the whole patch, and over
+    its cell's own window), and which targets really changed."""
     games = recipe["games"]
     game = games[index % len(games)]
     geometry = load_geometry(game)
@@ -59,13 +60,14 @@ def pair_scores(recipe: dict[str, Any], index: int, seed: int) -> tuple[np.ndarr
         for cells in (before, after)
     ]
     frames[1] = _relit(frames[1], rng)
-    sampler = PatchSampler(geometry, PatchSpec.from_json(recipe["patch"]))
+    spec = PatchSpec.from_json(recipe["patch"])
+    sampler = PatchSampler(geometry, spec)
     try:
         patches = [
             sampler.sample(frame, BoardLocator([geometry]).locate(frame, 0.0)) for frame in frames
         ]
     except BoardNotFound:
-        return np.zeros(0), np.zeros(0, dtype=bool)
+        return np.zeros((0, 2)), np.zeros(0, dtype=bool)
     read = reader_class(recipe["reader"])
     changed = np.array(
         [
@@ -73,7 +75,15 @@ def pair_scores(recipe: dict[str, Any], index: int, seed: int) -> tuple[np.ndarr
             for t in sampler.targets
         ]
     )
-    return change_scores(patches[1], patches[0]), changed
+    scores = [change_scores(patches[1], patches[0], w) for w in (1.0, own(recipe))]
+    return np.stack(scores, axis=1), changed
+
+
+def own(recipe: dict[str, Any]) -> float:
+    """The own window of a recipe's patches (:func:`vision.change.own_window`; the smallest
+    of its games')."""
+    spec = PatchSpec.from_json(recipe["patch"])
+    return min(own_window(load_geometry(game), spec) for game in recipe["games"])
 
 
 def _job(args: tuple[dict[str, Any], int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -84,17 +94,28 @@ def _job(args: tuple[dict[str, Any], int, int]) -> tuple[np.ndarray, np.ndarray]
 def fit_change(
     recipe: dict[str, Any], pairs: int, seed: int, workers: int | None = None
 ) -> dict[str, float]:
-    """The change threshold of a recipe's patches from ``pairs`` rendered pairs, and how it
-    does on them (``change_missed``: changed targets below it; ``change_false``: unchanged
-    targets at or above it)."""
+    """The change threshold and window of a recipe's patches from ``pairs`` rendered pairs,
+    and how they do on them (``change_missed``: changed targets below the threshold;
+    ``change_false``: unchanged targets at or above it). Of the two windows, the whole patch
+    and its cell's own (:func:`own`), the one whose threshold lets fewer unchanged targets
+    through is kept: a Gobblet patch's margin shows the tall pieces round its cell, a Blokus
+    patch's the neighbours its square is judged against."""
     jobs = [(recipe, i, seed) for i in range(pairs)]
     results = parallel_map(_job, jobs, workers, chunksize=4)
     scores = np.concatenate([r[0] for r in results])
     changed = np.concatenate([r[1] for r in results])
-    threshold = float(np.quantile(scores[changed], MISS_RATE))
+    fits = []
+    for column, window in enumerate((1.0, own(recipe))):
+        s = scores[:, column]
+        threshold = float(np.quantile(s[changed], MISS_RATE))
+        false = float(np.mean(s[~changed] >= threshold))
+        fits.append((false, window, threshold, float(np.mean(s[changed] < threshold))))
+    false, window, threshold, missed = min(fits)
     return {
         "change_threshold": round(threshold, 4),
+        "change_window": round(window, 4),
         "change_pairs": pairs,
-        "change_missed": round(float(np.mean(scores[changed] < threshold)), 6),
-        "change_false": round(float(np.mean(scores[~changed] >= threshold)), 6),
+        "change_missed": round(missed, 6),
+        "change_false": round(false, 6),
+        "change_false_whole": round(fits[0][0], 6),
     }

@@ -476,6 +476,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "foreign_threshold": 1.0,
         "hide_threshold": 1.0,
         "change_threshold": info.get("change_threshold"),
+        "change_window": info.get("change_window", 1.0),
         "adapt": Adaptation().to_json(),
         "trained": {
             **info,
@@ -597,6 +598,7 @@ def refit_change(
     pairs = pairs or max(1, int(meta["trained"]["scenes"]) // 4)
     change = fit_change(recipe, pairs, seed, workers)
     meta["change_threshold"] = change["change_threshold"]
+    meta["change_window"] = change["change_window"]
     meta["trained"].update(change)
     _write_meta(path, meta)
     print(f"{name}: {json.dumps(change)} -> {path}")
