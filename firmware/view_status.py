@@ -36,7 +36,3 @@ class ViewStatus:
             if line in self._last and t - self._last[line] <= self.hold_s:
                 return line
         return ""
-
-    def reset(self) -> None:
-        """Forget what earlier frames showed (a new camera or game)."""
-        self._last.clear()

@@ -6,11 +6,12 @@ unchanged cell can never be misread; only the others go to the model. Patches ar
 the mat's reflectance (the light measured on the mat in each frame), after one gain per colour
 channel over the whole board (what is left of a global change of light: a lamp switched on, a
 cloud, the camera's exposure), by the 90th percentile of the per-pixel difference (a small new
-piece covers a tenth of a Gobblet patch) over the middle of the patch that is the target's own
-cell (:func:`own_window`: a square patch also shows the cells round it, and a piece put beside
-a cell is no change of it). A target has changed when that reaches the model's
-``change_threshold``, fitted on rendered pairs by ``vision.train.change`` with the same window
-(the model file's ``change_window``; a file without one compares whole patches).
+piece covers a tenth of a Gobblet patch), over the whole patch or, where the model's fit found
+it tells changes better, over the middle that is the target's own cell (:func:`own_window`: a
+square patch also shows the cells round it, and a piece put beside a cell is no change of it).
+A target has changed when that reaches the model's ``change_threshold``; both are fitted on
+rendered pairs by ``vision.train.change`` (the model file's ``change_window``; a file without
+one compares whole patches).
 """
 
 from __future__ import annotations

@@ -747,8 +747,8 @@ class BoardLocator:
         found = self._search_at(grey, fast)
         self._refine(grey, found)
         searched = found.get(pose.geometry.aruco_dictionary, {}) if fast and pose else {}
-        decoded = self._outlined & searched.keys()  # followed by the fast pass, decoded here
-        self._outlined -= decoded
+        superseded = self._outlined & searched.keys()  # followed by the fast pass, decoded here
+        self._outlined -= superseded
         if not fast and self._most(found) < enough:
             # bright paper bled into the markers' black: search again in linear light, and
             # keep what the frame as it is showed over what only the linear one did
@@ -763,7 +763,8 @@ class BoardLocator:
                 registered = self._registered(grey, linear)
                 self._outlined |= _only_in(registered, found)
                 found = _union(registered, found)
-        return _merged(found, pose, {i: q for i, q in fast.items() if i not in decoded}), looked
+        kept = {i: q for i, q in fast.items() if i not in superseded}
+        return _merged(found, pose, kept), looked
 
     def _eroded(
         self, grey: np.ndarray, linear: np.ndarray, found: dict[str, dict[int, np.ndarray]]

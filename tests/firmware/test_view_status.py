@@ -37,6 +37,3 @@ def test_the_most_pressing_line_held_is_shown(pose):
     assert status.update(pose, 2.0) == TOO_FAR  # both held; too far comes first
     assert status.update(pose, 3.5) == TOO_FAR  # blurred has gone, too far not yet
     assert status.update(pose, 4.5) == ""
-    status.update(outlined, 5.0)
-    status.reset()
-    assert status.update(pose, 5.1) == ""

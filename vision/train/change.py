@@ -1,11 +1,14 @@
-"""Fit a model's ``change_threshold`` (:mod:`vision.change`) on pairs of rendered frames.
+"""Fit a model's ``change_threshold`` and ``change_window`` (:mod:`vision.change`) on pairs of
+rendered frames.
 
 Each pair is one scene rendered twice with the same camera, light and box, a few cells changed
 between the two (a piece put down, taken, covered), the second frame with its own sensor noise
 and a random global change of light (gain, per-channel tint, gamma: a lamp, a cloud, the
 camera's exposure), each frame located by its own fresh locator. The threshold is the score
 below which only :data:`MISS_RATE` of the changed targets fall: a missed change is a missed
-move, a cell flagged as changed that did not change only goes to the model.
+move, a cell flagged as changed that did not change only goes to the model. The window (the
+whole patch, or the middle that is the cell's own) is the one whose threshold lets fewer
+unchanged targets through.
 """
 
 from __future__ import annotations
