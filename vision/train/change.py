@@ -113,7 +113,7 @@ def fit_change(
         threshold = float(np.quantile(s[changed], MISS_RATE))
         false = float(np.mean(s[~changed] >= threshold))
         fits.append((false, window, threshold, float(np.mean(s[changed] < threshold))))
-    false, window, threshold, missed = min(fits)
+    false, window, threshold, missed = min(fits, key=lambda f: (f[0], -f[1]))  # ties: whole
     return {
         "change_threshold": round(threshold, 4),
         "change_window": round(window, 4),
