@@ -79,7 +79,7 @@ def register(
         return None
     ids = sorted(layout)
     corners = np.stack([layout[i] for i in ids]).astype(np.float64)  # M x 4 x 2
-    turns = np.stack([np.roll(quads, -k, axis=1) for k in range(4)], axis=1)  # N x 4 x 4 x 2
+    turns = _turns(quads)
     best: dict[frozenset, Registration] = {}
     most = MIN_MARKERS
     centres = corners.mean(axis=1)
@@ -130,13 +130,11 @@ def follow(
     quads = np.asarray(quads, np.float64).reshape(-1, 4, 2)
     if not len(quads):
         return None
-    turns = np.stack([np.roll(quads, -k, axis=1) for k in range(4)], axis=1)  # N x 4 x 4 x 2
-    gap = np.linalg.norm(turns - expected[None, None], axis=3).mean(axis=2)
-    q, k = divmod(int(gap.argmin()), 4)
-    side = float(np.linalg.norm(expected - np.roll(expected, 1, axis=0), axis=1).mean())
-    if gap[q, k] > gate * side:
+    turns = _turns(quads)
+    near = _nearest(np.eye(3), expected[None], turns, gate)  # the pose has put it already
+    if not near:
         return None
-    quad = turns[q, k]
+    quad = turns[near[0]]
     if np.sum(_bits(image, quad, dictionary) != _ideal_bits(marker, dictionary)) > MAX_BIT_ERRORS:
         return None
     return expected + (quad.mean(axis=0) - expected.mean(axis=0))
@@ -150,6 +148,12 @@ def distinct(quads: np.ndarray) -> np.ndarray:
     near = np.min([g.max(axis=(2, 3)) for g in gaps], axis=0) <= 1.0
     earlier = np.tril(near, -1).any(axis=1)  # a twin before it in the list
     return quads[~earlier]
+
+
+def _turns(quads: np.ndarray) -> np.ndarray:
+    """Each of N candidate quads at each of its four turns (N x 4 x 4 x 2): its corners listed
+    from each corner in turn."""
+    return np.stack([np.roll(quads, -k, axis=1) for k in range(4)], axis=1)
 
 
 def _same(a: Registration, b: Registration, corners: np.ndarray) -> bool:
