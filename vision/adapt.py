@@ -2,9 +2,10 @@
 
 Every accepted position is labelled by the engine: each cell holds what the referee accepted.
 The reader keeps the model's *embedding* (the network's last hidden layer,
-:meth:`~vision.model.CellModel.forward`) of the targets whose accepted class changed, in a
-:class:`TableBank` per game; the class means there are the pieces (and the empty cells) as they
-look under this light, with this camera, in this set.
+:meth:`~vision.model.CellModel.forward`) of the targets whose accepted class changed (and,
+where the model file's ``misreads`` says so, of those it sent to the model again that came back
+misread: what a table gets wrong), in a :class:`TableBank` per game; the class means there are
+the pieces (and the empty cells) as they look under this light, with this camera, in this set.
 A changed target close to a class's mean gets that class's log-odds raised, by at most
 the model file's fitted bound; a target far from every mean (a hand, a piece never seen here)
 is left to the model alone, so the bank can only confirm what the table has shown before.
@@ -18,7 +19,9 @@ rendered games of the training domain, ``vision.train.adapt``):
 - the raise is ``weight * max(0, reach - d)``, ``d`` the target's squared distance to the class
   mean in units of the bank's mean squared spread within a class: never above
   ``weight * reach`` nats, never a lowering;
-- ``weight`` 0 turns the adaptation off (the model file's choice when it did not help).
+- ``weight`` 0 turns the adaptation off (the model file's choice when it did not help);
+- ``misreads``: whether the targets misread at this table teach the bank too (fitted with the
+  bounds; absent: no).
 
 A new game (:meth:`TableBank.clear`) starts from nothing: the opening's empty board is the first
 example.
@@ -45,6 +48,9 @@ class Adaptation:
     capacity: int = 32
     #: examples a class needs before it is used
     min_examples: int = 2
+    #: whether the targets the model misread at this table (sent to it again, read as another
+    #: class with the bank's help) are examples too, beside those whose class changed
+    misreads: bool = False
 
     @property
     def bound(self) -> float:
@@ -61,6 +67,7 @@ class Adaptation:
             reach=float(data["reach"]),
             capacity=int(data["capacity"]),
             min_examples=int(data["min_examples"]),
+            misreads=bool(data.get("misreads", False)),
         )
 
     def to_json(self) -> dict[str, float | int]:
@@ -70,6 +77,7 @@ class Adaptation:
             "reach": self.reach,
             "capacity": self.capacity,
             "min_examples": self.min_examples,
+            "misreads": self.misreads,
         }
 
 

@@ -66,10 +66,14 @@ def test_the_bank_is_bounded_in_examples_and_off_when_it_should_be():
 
 def test_the_adaptation_round_trips_and_is_off_when_a_model_file_has_none():
     assert Adaptation.from_json(ON.to_json()) == ON
+    taught = replace(ON, misreads=True)
+    assert Adaptation.from_json(taught.to_json()) == taught
     assert Adaptation.from_json(None).bound == 0
+    older = {k: v for k, v in taught.to_json().items() if k != "misreads"}  # before the field
+    assert Adaptation.from_json(older) == ON
     for game in ("gobsmacked", "spectrangle", "gobblet", "blokus"):
         model = model_for(game)
-        assert model.meta["adapt"] == model.adaptation.to_json()
+        assert Adaptation.from_json(model.meta["adapt"]) == model.adaptation
         assert model.adaptation.capacity >= model.adaptation.min_examples >= 1
 
 
@@ -124,13 +128,49 @@ def test_accepted_positions_teach_the_reader_and_a_new_game_forgets():
     assert sum(plain.bank.counts()) == 0
 
 
-def _table(wrong_logits: bool) -> Table:
+def test_the_table_learns_from_what_the_model_misread_there():
+    """A target sent to the model again and read as something it is not (cells under a hand,
+    accepted as the empty squares they still are) becomes an example of its accepted class."""
+    game = "gobblet"
+    model = model_for(game)
+    taught = replace(ON, capacity=64, misreads=True)
+    reader = reader_for(game, model=replace(model, adaptation=taught))
+    changed_only = reader_for(game, model=replace(model, adaptation=replace(ON, capacity=64)))
+    codec = new_game(game)
+    opening = random_game(game, 5, 1)[0]
+    known = {n: codec.cell_from_json(v) for n, v in opening.items()}
+    clear = render_scene(game, opening, 12, hand=False, domain=Domain.TRAIN).image
+    covered = render_scene(game, opening, 12, hand=True, domain=Domain.TRAIN).image
+    empty = model.classes.index("empty")
+    cells = len(reader.sampler.targets)
+    pose = locate(game, covered)
+    for r in (reader, changed_only):
+        r.calibrate(clear, locate(game, clear), known)
+        assert r.bank.counts()[empty] == cells
+    wrong = int(np.sum(reader.predict(covered, pose).argmax(axis=1) != empty))
+    assert wrong > 0  # the hand is read as what it is, not as the empty board under it
+    reader.calibrate(covered, pose, known)
+    assert reader.bank.counts()[empty] == cells + wrong
+    assert sum(reader.bank.counts()) == cells + wrong  # taught as empty, never as foreign
+    changed_only.calibrate(covered, pose, known)  # no class changed: nothing taught
+    assert sum(changed_only.bank.counts()) == cells
+
+
+def _table(wrong_logits: bool, changed: bool = True) -> Table:
     """Three boards: the model's logits favour class 1 where the truth is 0, and the targets'
-    embeddings sit right on the examples the table taught."""
+    embeddings sit right on the examples the table taught (``changed``: the targets' class
+    changed and taught them; otherwise nothing else is taught)."""
     logits = np.array([[0.0, 1.0, -5.0]] * 3) if wrong_logits else np.array([[3.0, 0, -5]] * 3)
     emb = np.zeros((3, 2))
-    taught = np.zeros((4, 2))
-    step = Step(logits, emb, np.zeros(3, dtype=int), taught, np.zeros(4, dtype=int))
+    taught = np.zeros((4 if changed else 0, 2))
+    step = Step(
+        logits,
+        emb,
+        np.zeros(3, dtype=int),
+        np.full(3, changed),
+        taught,
+        np.zeros(len(taught), dtype=int),
+    )
     return Table("gobblet", [step, step, step])
 
 
@@ -138,11 +178,24 @@ def test_the_fit_keeps_the_smallest_adaptation_that_reads_most_changed_targets_r
     helped = [_table(True)]
     assert replay(helped, 3, Adaptation()) == (0, 9)
     assert replay(helped, 3, ON) == (6, 9)  # the first board has no examples yet
-    best, right, without, total = choose_adaptation(helped, 3)
+    best, right, without, total, _ = choose_adaptation(helped, 3)
     assert (right, without, total) == (6, 0, 9) and best.bound > 0
     # where the model is right anyway, no adaptation is the choice (ties: the smaller bound)
-    best, right, without, total = choose_adaptation([_table(False)], 3)
+    best, right, without, total, _ = choose_adaptation([_table(False)], 3)
     assert best.weight == 0 and right == without == total == 9
+
+
+def test_the_fit_replays_what_the_table_learns_from_its_misreads():
+    # nothing changed class, so only the first board's misreads teach the bank, as calibrate
+    misread = [_table(True, changed=False)]
+    assert replay(misread, 3, Adaptation()) == (0, 9)
+    assert replay(misread, 3, ON) == (0, 9)  # taught only by changes: nothing to learn from
+    assert replay(misread, 3, replace(ON, misreads=True)) == (6, 9)
+    best, right, without, total, other = choose_adaptation(misread, 3)
+    assert best.misreads and best.bound > 0 and (right, without, total, other) == (6, 0, 9, 0)
+    # where changes teach as much, the fit keeps to them (ties: no misreads)
+    best, right, _, _, other = choose_adaptation([_table(True)], 3)
+    assert not best.misreads and right == other == 6
 
 
 @pytest.mark.parametrize("game", ["gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo"])

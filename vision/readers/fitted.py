@@ -161,21 +161,41 @@ class FittedReader(Reader):
     def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
         next frames are judged against them, and the targets whose class changed (all of them
-        the first time) are examples of this table's pieces for the bank."""
+        the first time), and those the model misread where its adaptation says so, are
+        examples of this table's pieces for the bank (:meth:`_teach`)."""
         if not set(known) >= set(self.geometry.cell_names):
             return
         classes = self.target_classes(known)
         patches = self.sampler.sample(frame, pose)
         if self.model.adaptation.bound > 0:
-            new = (
-                np.arange(len(classes))
-                if self.memory is None
-                else np.flatnonzero(classes != self.memory.classes)
-            )
-            if len(new):
-                context = self.model.frame_context(patches)
-                self.bank.add(self.model.forward(patches[new], self.net, context)[1], classes[new])
+            self._teach(patches, classes)
         self.memory = Memory(patches, classes)
+
+    def _teach(self, patches: np.ndarray, classes: np.ndarray) -> None:
+        """Add an accepted frame's examples to the bank (``classes``: every target's accepted
+        class): the targets whose class changed (all of them the first time) and, where the
+        model's adaptation takes ``misreads``, the targets the reader sent to the model again
+        that the model (with the bank) read as something else: a misread at this table (an
+        empty square beside a new piece that looked foreign in this light)."""
+        memory = self.memory
+        if memory is None:
+            rows = np.arange(len(classes))
+        else:
+            rows = np.flatnonzero(classes != memory.classes)
+            if self.model.adaptation.misreads:
+                rows = np.union1d(rows, self._changed(patches))
+        if not len(rows):
+            return
+        logits, embedding = self.model.forward(
+            patches[rows], self.net, self.model.frame_context(patches)
+        )
+        taught = classes[rows]
+        if memory is not None:
+            if self.bank.active:
+                logits = logits + self.bank.offsets(embedding)
+            teach = (taught != memory.classes[rows]) | (logits.argmax(axis=1) != taught)
+            embedding, taught = embedding[teach], taught[teach]
+        self.bank.add(embedding, taught)
 
     def target_classes(self, known: Mapping[str, Content]) -> np.ndarray:
         """The model's class index of every target for the contents ``known`` (every cell)."""
