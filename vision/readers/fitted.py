@@ -178,11 +178,12 @@ class FittedReader(Reader):
         that the model (with the bank) read as something else: a misread at this table (an
         empty square beside a new piece that looked foreign in this light)."""
         memory = self.memory
+        misreads = memory is not None and self.model.adaptation.misreads
         if memory is None:
             rows = np.arange(len(classes))
         else:
             rows = np.flatnonzero(classes != memory.classes)
-            if self.model.adaptation.misreads:
+            if misreads:
                 rows = np.union1d(rows, self._changed(patches))
         if not len(rows):
             return
@@ -190,7 +191,7 @@ class FittedReader(Reader):
             patches[rows], self.net, self.model.frame_context(patches)
         )
         taught = classes[rows]
-        if memory is not None:
+        if misreads:
             if self.bank.active:
                 logits = logits + self.bank.offsets(embedding)
             teach = (taught != memory.classes[rows]) | (logits.argmax(axis=1) != taught)
