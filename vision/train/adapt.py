@@ -6,10 +6,11 @@ model's reader reads each board after the previous one was accepted with its tru
 running referee does (:meth:`~vision.readers.fitted.FittedReader.calibrate`); for every target it
 sends to the model the logits, the embedding and the truth are kept, and so are the embeddings
 of the targets whose class each accepted board changed. The bank is then replayed on those
-records for every (``weight``, ``reach``) of a grid, taught as ``calibrate`` teaches it (the
-changed targets, and the targets sent to the model that it read wrongly with the bank's help),
-and the pair that reads most targets sent to the model right is kept (ties: the smaller bound;
-``weight`` 0, no adaptation, is on the grid).
+records for every (``weight``, ``reach``) of a grid, taught as ``calibrate`` teaches it: by the
+changed targets, and, for ``misreads`` (the grid's second half), also by the targets sent to
+the model that it read wrongly with the bank's help. The adaptation that reads most targets
+sent to the model right is kept (ties: the smaller bound, then no ``misreads``; ``weight`` 0,
+no adaptation, is on the grid).
 """
 
 from __future__ import annotations
