@@ -99,12 +99,20 @@ class FittedReader(Reader):
             kept = np.setdiff1d(np.arange(len(patches)), todo)
             probs[kept, self.memory.classes[kept]] = 1.0
         if len(todo):
-            context = self.model.frame_context(patches)
-            logits, embedding = self.model.forward(patches[todo], self.net, context)
-            if self.bank.active:
-                logits = logits + self.bank.offsets(embedding)
-            probs[todo] = softmax(logits)
+            probs[todo] = softmax(self._forward(patches, todo)[0])
         return probs
+
+    def _forward(
+        self, patches: np.ndarray, rows: np.ndarray, adapted: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The logits and embeddings of the targets ``rows`` of ``patches`` (the frame context,
+        if the model takes one, the whole frame's), the logits with the table bank's offsets
+        when ``adapted`` and the bank has examples to give."""
+        context = self.model.frame_context(patches)
+        logits, embedding = self.model.forward(patches[rows], self.net, context)
+        if adapted and self.bank.active:
+            logits = logits + self.bank.offsets(embedding)
+        return logits, embedding
 
     def _changed(self, patches: np.ndarray) -> np.ndarray:
         """Indices of the targets whose cell changed since the last accepted frame (every
@@ -187,13 +195,9 @@ class FittedReader(Reader):
                 rows = np.union1d(rows, self._changed(patches))
         if not len(rows):
             return
-        logits, embedding = self.model.forward(
-            patches[rows], self.net, self.model.frame_context(patches)
-        )
+        logits, embedding = self._forward(patches, rows, adapted=misreads)
         taught = classes[rows]
         if misreads:
-            if self.bank.active:
-                logits = logits + self.bank.offsets(embedding)
             teach = (taught != memory.classes[rows]) | (logits.argmax(axis=1) != taught)
             embedding, taught = embedding[teach], taught[teach]
         self.bank.add(embedding, taught)
