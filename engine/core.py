@@ -236,6 +236,11 @@ class Game(ABC):
         """The player a cell's content belongs to, when the piece shows it (``None`` if not)."""
         return None
 
+    def can_cover(self, under: Content, over: Content) -> bool:
+        """Whether a piece ``over`` can be put down over ``under`` so that only it shows, legal
+        or not (Gobblet: a larger piece over a smaller one); pieces do not stack by default."""
+        return False
+
     @property
     def first_is_open(self) -> bool:
         """True while the first player is still to be decided by the first piece placed: the

@@ -294,6 +294,10 @@ class Gobblet(Game):
         """A piece's colour is its player."""
         return content.color if isinstance(content, Piece) else None
 
+    def can_cover(self, under: Content, over: Content) -> bool:
+        """A larger piece fits over a smaller one."""
+        return isinstance(under, Piece) and isinstance(over, Piece) and over.size > under.size
+
     def cell_to_json(self, content: Content) -> Any:
         """A Piece -> ``{"color": ..., "size": ...}``; ``None`` -> ``null``."""
         if content is None:

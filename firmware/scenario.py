@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import ILLEGAL, Event, Game, new_game
-from engine.core import FormatError
-from engine.grid import parse_square, square_name
+from engine.attempts import illegal_attempt
 
 
 @dataclass(frozen=True)
@@ -42,70 +41,6 @@ class Script:
 
 def _board(game: Game, view: dict[str, Any]) -> dict[str, Any]:
     return {"game": game.name, "cells": {n: game.cell_to_json(c) for n, c in view.items()}}
-
-
-def _view_after(game: Game, action: Any) -> dict[str, Any]:
-    game.play(action)
-    view = game.view()
-    game.undo()
-    return view
-
-
-def _shifted(cells: dict[str, Any], dx: int, dy: int, names: set[str]) -> dict[str, Any] | None:
-    out = {}
-    for name, content in cells.items():
-        try:
-            col, row = parse_square(name)
-            moved = square_name(col + dx, row + dy) if col + dx >= 0 and row + dy >= 0 else ""
-        except (FormatError, IndexError):
-            return None
-        if moved not in names:
-            return None
-        out[moved] = content
-    return out
-
-
-def illegal_attempt(game: Game, rng: random.Random) -> tuple[dict[str, Any], str] | None:
-    """A board showing one placement the rules forbid, made by moving a legal move's pieces to
-    other (empty, else occupied: a Gobblet piece gobbling one from the reserve) cells; ``None``
-    when no such board is found. Returns (board view, reason)."""
-    for covering in (False, True):
-        found = _illegal_attempt(game, rng, covering)
-        if found is not None:
-            return found
-    return None
-
-
-def _illegal_attempt(
-    game: Game, rng: random.Random, covering: bool
-) -> tuple[dict[str, Any], str] | None:
-    before = game.view()
-    names = set(before)
-    moves = list(game.legal_moves())
-    rng.shuffle(moves)
-    for move in moves[:40]:
-        after = _view_after(game, move)
-        placed = {n: c for n, c in after.items() if c != before[n] and c is not None}
-        if len(placed) != sum(1 for n in after if after[n] != before[n]):
-            continue  # a move that also uncovers or empties a cell: keep it simple
-        targets: list[dict[str, Any]] = []
-        if len(placed) == 1:
-            (content,) = placed.values()
-            targets = [{n: content} for n in sorted(names) if before[n] is None or covering]
-        else:
-            offsets = [(dx, dy) for dx in range(-4, 5) for dy in range(-4, 5) if dx or dy]
-            targets = [t for dx, dy in offsets if (t := _shifted(placed, dx, dy, names))]
-        rng.shuffle(targets)
-        for target in targets:
-            if any(before[n] is not None for n in target) != covering:
-                continue
-            view = dict(before)
-            view.update(target)
-            obs = game.observation_from_json(_board(game, view))
-            verdict = game.infer(obs)
-            if verdict.kind == ILLEGAL:
-                return view, verdict.reason
-    return None
 
 
 class SpectrangleTable:

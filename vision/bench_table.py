@@ -20,13 +20,19 @@ illegal, no change, unclear or to be confirmed, or its board found occluded; the
 put it right). The loop judges no board found occluded: it waits until the players press OK
 ("OK if it is clear", :meth:`vision.pipeline.VisionPipeline.read_next_as_clear`), so
 ``flagged_moves`` counts the moves whose clear board was, and ``flagged_moves_right`` those of
-them judged right once read as clear.
+them judged right once read as clear. Once a game (before a move drawn from its seed) a player
+first puts a legal move's pieces on the wrong cells and takes them back
+(:func:`engine.attempts.illegal_attempt`): ``illegal_placements`` such boards,
+``illegal_flagged`` called illegal, ``illegal_let_stand`` taken for a move or for no change (the
+referee let a placement the rules forbid stand); the rest were asked about or unclear. Those
+boards are in no other figure, and nothing is learnt from them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -34,7 +40,8 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from engine import MOVE, Game, Move, Observation, new_game
+from engine import ILLEGAL, MOVE, NO_CHANGE, Game, Move, Observation, Verdict, new_game
+from engine.attempts import illegal_attempt
 
 from .adapt import Adaptation
 from .bench import BENCH_GAMES, board_errors, parse_splits, split_domain
@@ -63,6 +70,9 @@ class Tally:
     moves_wrong: int = 0
     flagged_moves: int = 0
     flagged_moves_right: int = 0
+    illegal: int = 0
+    illegal_flagged: int = 0
+    illegal_let_stand: int = 0
 
     def judge(self, game: Game, obs: Observation, played: Move) -> None:
         """Count the referee's verdict on ``obs`` when ``played`` was the move made."""
@@ -78,6 +88,14 @@ class Tally:
         self.moves += 1
         self.flagged_moves += 1
         self.flagged_moves_right += _accepted(game, told) == played
+
+    def judge_illegal(self, game: Game, obs: Observation | None) -> None:
+        """Count the referee's verdict on ``obs``, an illegal placement (None: no board found)."""
+        self.illegal += 1
+        verdict = _verdict(game, obs) if obs is not None else None
+        if verdict is not None:
+            self.illegal_flagged += verdict.kind == ILLEGAL
+            self.illegal_let_stand += verdict.kind in (MOVE, NO_CHANGE)
 
     def score(self, truth: dict, before: dict | None, obs, geometry) -> None:
         """Count the read ``obs`` of a clear board ``truth`` (``before``: the last accepted)."""
@@ -120,17 +138,26 @@ class TableBench:
             "moves_wrong_without_adapt": p.moves_wrong,
             "flagged_moves": a.flagged_moves,
             "flagged_moves_right": a.flagged_moves_right,
+            "illegal_placements": a.illegal,
+            "illegal_flagged": a.illegal_flagged,
+            "illegal_let_stand": a.illegal_let_stand,
         }
 
 
-def _accepted(game: Game, obs: Observation) -> Move | None:
-    """The move the loop accepts on ``obs``: decoded with the rules and judged (None: refused,
-    or a close call the players are asked about)."""
+def _verdict(game: Game, obs: Observation) -> Verdict | None:
+    """The loop's verdict on ``obs``: decoded with the rules and judged (None: a close call the
+    players are asked about)."""
     decoded = decode(game, obs)
     if len(decoded.close) > 1:
         return None
-    verdict = game.infer(decoded.observation)
-    return verdict.move if verdict.kind == MOVE else None
+    return game.infer(decoded.observation)
+
+
+def _accepted(game: Game, obs: Observation) -> Move | None:
+    """The move the loop accepts on ``obs`` (None: refused, or a close call the players are
+    asked about)."""
+    verdict = _verdict(game, obs)
+    return verdict.move if verdict is not None and verdict.kind == MOVE else None
 
 
 def _played(referee: Game, truth: dict) -> Move:
@@ -157,6 +184,9 @@ class Shot:
     pose: BoardPose | None
     played: Move | None
     referee: Game
+    #: The engine's reason when the board shows an illegal placement (``played`` is None; the
+    #: players take it back, so the next board follows the accepted state).
+    illegal: str | None = None
 
 
 def filmed_game(
@@ -165,11 +195,14 @@ def filmed_game(
     domain: Domain,
     moves: int | None = None,
     render_key: int | None = None,
+    illegal: bool = False,
 ) -> Iterator[Shot]:
     """The boards of the random legal game ``key`` of ``game``, each rendered with the same
     camera, light and box of ``domain`` (drawn from ``render_key``, default ``key``; the board a
     few mm off its outline) and located by one tracking locator, as a camera over one table
-    films them."""
+    films them. With ``illegal``, before one move (drawn from ``key``) a player first puts a
+    legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`), and
+    takes them back."""
     geometry = load_geometry(game)
     codec = new_game(game)
     boards = random_game(game, key, MOVES if moves is None else moves)
@@ -177,17 +210,33 @@ def filmed_game(
     shift = random_board_shift(render_key, game)
     locator = BoardLocator([geometry])
     referee = new_game(game)
-    for k, cells in enumerate(boards):
+    rng = random.Random(key)
+    attempt_at = rng.randrange(1, len(boards)) if illegal and len(boards) > 1 else len(boards)
+    frames = 0
+
+    def film(cells: dict, judged: bool, reason: str | None = None) -> Shot:
+        nonlocal frames
         scene = render_scene(game, cells, render_key, hand=False, board_shift=shift, domain=domain)
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
-        played = _played(referee, truth) if k else None
         try:
-            pose = locator.locate(scene.image, k * 0.1)
+            pose = locator.locate(scene.image, frames * 0.1)
         except BoardNotFound:
             pose = None
-        yield Shot(scene.image, truth, pose, played, referee)
-        if played is not None:
-            referee.play(played)
+        frames += 1
+        played = _played(referee, truth) if judged else None
+        return Shot(scene.image, truth, pose, played, referee, reason)
+
+    for k, cells in enumerate(boards):
+        if k >= attempt_at:
+            attempt = illegal_attempt(referee, rng)
+            if attempt is not None:
+                view, reason = attempt
+                yield film({n: referee.cell_to_json(c) for n, c in view.items()}, False, reason)
+                attempt_at = len(boards)
+        shot = film(cells, k > 0)
+        yield shot
+        if shot.played is not None:
+            referee.play(shot.played)
 
 
 def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
@@ -199,7 +248,16 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
         key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
         readers = [reader_for(game), _plain(game)]
         before = None
-        for shot in filmed_game(game, key, split_domain(split, game)):
+        for shot in filmed_game(game, key, split_domain(split, game), illegal=True):
+            if shot.illegal is not None:  # judged, never accepted: nothing is learnt from it
+                for reader, tally in zip(readers, (adapted, plain), strict=True):
+                    obs = None
+                    if shot.pose is not None:
+                        obs = reader.read(shot.image, shot.pose)
+                        if obs.occluded or obs.partial:  # the players press OK
+                            obs = reader.read(shot.image, shot.pose, clear=True)
+                    tally.judge_illegal(shot.referee, obs)
+                continue
             if shot.pose is None:  # a board not read, a move not judged (refused)
                 for tally in (adapted, plain):
                     tally.boards += 1

@@ -8,10 +8,11 @@ likely, which means the players really did something the rules forbid: then the 
 reported and the engine flags it, never "corrected" into a legal move. When the two best legal
 explanations are close, the result says so, so the appliance can ask the players to confirm.
 
-How close is close is fitted, per model, on whole games of the training domain
+How much likelier the argmax board must be (the illegal margin) and how close is close are
+fitted, per model, on whole games of the training domain with an illegal placement in each
 (``vision.train.decode``: a false verdict costs as much as :data:`WRONG_COST` questions to the
-players) and kept in the model file's ``decode``; :data:`CLOSE_MARGIN` is for a model without
-it.
+players) and kept in the model file's ``decode``; :data:`ILLEGAL_MARGIN` and
+:data:`CLOSE_MARGIN` are for a model without them.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from engine.core import Content
 
 #: Probability floor: a reader is never absolutely sure.
 EPSILON = 1e-4
-#: The argmax board must be this many nats likelier than every legal explanation to be reported
-#: as seen (ln 50: fifty times likelier).
+#: The argmax board must be more than this many nats likelier than every legal explanation to be
+#: reported as seen (ln 50: fifty times likelier; a model file's fitted ``decode.illegal_margin``
+#: replaces it).
 ILLEGAL_MARGIN = math.log(50.0)
 #: Two legal explanations closer than this (ln 4) are "close": the players are asked to confirm
 #: (a model file's fitted ``decode.close_margin`` replaces it).
@@ -44,28 +46,49 @@ class Decoded:
     close: tuple[Move | None, ...] = ()
     margin: float = math.inf
     trusted_argmax: bool = False
+    #: How many nats likelier the argmax board is than the best legal explanation (0: the
+    #: argmax board is explained; inf: nothing was decoded, the observation is partial).
+    argmax_gap: float = math.inf
 
 
 def _cost(probs: dict[Content, float], content: Content) -> float:
     return -math.log(max(probs.get(content, 0.0), EPSILON))
 
 
-def close_margin(game: str) -> float:
-    """The fitted close margin of ``game``'s model (:data:`CLOSE_MARGIN` without one)."""
+def _fitted(game: str, key: str, default: float) -> float:
+    """``decode[key]`` of ``game``'s model file (``default`` without one)."""
     from .model import ModelError, model_for
 
     try:
         fitted = model_for(game).meta.get("decode", {})
     except (ModelError, ValueError):
-        return CLOSE_MARGIN
-    return float(fitted.get("close_margin", CLOSE_MARGIN))
+        return default
+    return float(fitted.get(key, default))
 
 
-def decode(game: Game, obs: Observation, close_within: float | None = None) -> Decoded:
+def close_margin(game: str) -> float:
+    """The fitted close margin of ``game``'s model (:data:`CLOSE_MARGIN` without one)."""
+    return _fitted(game, "close_margin", CLOSE_MARGIN)
+
+
+def illegal_margin(game: str) -> float:
+    """The fitted illegal margin of ``game``'s model (:data:`ILLEGAL_MARGIN` without one)."""
+    return _fitted(game, "illegal_margin", ILLEGAL_MARGIN)
+
+
+def decode(
+    game: Game,
+    obs: Observation,
+    close_within: float | None = None,
+    illegal_beyond: float | None = None,
+) -> Decoded:
     """The most likely observation given the reader's per-cell probabilities and the rules;
     explanations within ``close_within`` nats of the best are close (default: the model's
-    :func:`close_margin`)."""
+    :func:`close_margin`), and the argmax board is reported as seen when it is more than
+    ``illegal_beyond`` nats likelier than every legal explanation (default: the model's
+    :func:`illegal_margin`)."""
     within = close_margin(game.name) if close_within is None else close_within
+    beyond = illegal_margin(game.name) if illegal_beyond is None else illegal_beyond
     probs = obs.probabilities
     if not probs or obs.partial:
         return Decoded(obs, None, trusted_argmax=True)
@@ -89,14 +112,16 @@ def decode(game: Game, obs: Observation, close_within: float | None = None) -> D
     scored.sort(key=lambda item: item[0])
     best_cost, best_move, best_changes = scored[0]
 
-    if best_cost - argmax_cost > ILLEGAL_MARGIN:
+    gap = best_cost - argmax_cost
+    if gap > beyond:
         cells = dict(obs.cells)
         cells.update(argmax)
-        return Decoded(replace(obs, cells=cells), None, trusted_argmax=True)
+        return Decoded(replace(obs, cells=cells), None, trusted_argmax=True, argmax_gap=gap)
 
     cells = dict(obs.cells)
     cells.update({c: view[c] for c in visible})
     cells.update(best_changes)
     margin = scored[1][0] - best_cost if len(scored) > 1 else math.inf
     close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < within)
-    return Decoded(replace(obs, cells=cells), best_move, close if len(close) > 1 else (), margin)
+    close = close if len(close) > 1 else ()
+    return Decoded(replace(obs, cells=cells), best_move, close, margin, argmax_gap=gap)

@@ -1,7 +1,10 @@
 """Decoding with the rules: a misread cell is resolved by the legal moves, a confidently seen
 illegal placement is still flagged, and near ties are reported for the players to confirm."""
 
+import math
 import random
+
+import pytest
 
 from engine import ILLEGAL, MOVE, Observation, new_game
 from vision.decode import CLOSE_MARGIN, decode
@@ -105,15 +108,62 @@ def test_the_close_margin_comes_from_the_model_file_and_asks_within_it():
 
 def test_the_fit_asks_when_a_false_verdict_costs_more_than_the_questions():
     from vision.decode import WRONG_COST
-    from vision.train.decode import MARGINS, REFUSED, RIGHT, WRONG, choose_margin
+    from vision.train.decode import MARGINS, REFUSED, RIGHT, WRONG, Judged, choose_margins
+
+    def moves(outcome, margin, n=1):
+        # legal moves whose argmax board the rules explain (gap 0): only the close margin acts
+        return [Judged(False, outcome, outcome, 0.0, margin)] * n
 
     # wrong verdicts have small gaps, right ones large: a margin between them is best
-    moves = [(WRONG, 0.5)] * 2 + [(RIGHT, 3.0)] * 50 + [(RIGHT, 0.2)] * 5 + [(REFUSED, 9.0)]
-    margin, counts = choose_margin(moves)
-    assert 0.5 < margin <= 3.0 and counts == {RIGHT: 50, WRONG: 0, REFUSED: 8}
+    boards = moves(WRONG, 0.5, 2) + moves(RIGHT, 3.0, 50) + moves(RIGHT, 0.2, 5)
+    close = choose_margins(boards + moves(REFUSED, 9.0))[1]
+    assert 0.5 < close <= 3.0
     # with no wrong verdict to avoid, asking never pays: the smallest margin
-    margin, counts = choose_margin([(RIGHT, 0.3)] * 10)
-    assert margin == MARGINS[0] and counts[REFUSED] == 0
+    assert choose_margins(moves(RIGHT, 0.3, 10))[1] == MARGINS[0]
     # one wrong verdict is worth asking at most WRONG_COST right moves about
-    cheap = [(WRONG, 0.4)] + [(RIGHT, 0.3)] * int(WRONG_COST + 1)
-    assert choose_margin(cheap)[1][WRONG] == 1
+    assert choose_margins(moves(WRONG, 0.4) + moves(RIGHT, 0.3, int(WRONG_COST + 1)))[1] == 0.0
+
+
+def test_the_fit_flags_placements_read_surer_than_the_misread_legal_moves():
+    from vision.train.decode import ILLEGAL_MARGINS, REFUSED, RIGHT, WRONG, Judged, choose_margins
+
+    # legal moves misread by up to 3 nats (trusting their argmax board would refuse them),
+    # illegal placements seen 7 nats surer than any legal explanation (else let stand)
+    legal = [Judged(False, REFUSED, RIGHT, gap, 5.0) for gap in (0.5, 1.5)] * 10
+    legal += [Judged(False, REFUSED, RIGHT, 3.0, 5.0)] * 9
+    illegal = [Judged(True, RIGHT, WRONG, gap, 5.0) for gap in (7.0, 9.0)]
+    illegal_margin, _ = choose_margins(legal + illegal)
+    between = [m for m in ILLEGAL_MARGINS if 3.0 <= m < 7.0]
+    assert len(between) >= 2 and illegal_margin == between[(len(between) - 1) // 2]
+    # an illegal placement that looks like a misread legal move: letting it stand costs
+    # WRONG_COST (10), refusing the nine legal moves less sure than it costs nine: flagged
+    doubtful = [Judged(True, RIGHT, WRONG, 2.9, 5.0)]
+    assert choose_margins(legal + illegal + doubtful)[0] < 2.9
+    # ... and two more such legal moves tip it the other way
+    assert choose_margins(legal + legal[-2:] + illegal + doubtful)[0] >= 3.0
+
+
+def test_the_illegal_margin_comes_from_the_model_file_and_the_gap_is_reported():
+    from vision.decode import ILLEGAL_MARGIN, illegal_margin
+    from vision.model import model_for
+
+    for name in ("gobsmacked", "gobblet", "blokus", "blokus-duo", "spectrangle"):
+        fitted = model_for(name).meta.get("decode", {})
+        assert illegal_margin(name) == fitted.get("illegal_margin", ILLEGAL_MARGIN)
+    game, _ = _game_after(4)
+    view = game.view()
+    mover = game.to_move
+    target = next(
+        c
+        for c, v in view.items()
+        if v is None and game.infer(Observation("blokus", {**view, c: mover})).kind == ILLEGAL
+    )
+    seen = {**view, target: mover}
+    probs = _probabilities(seen, sure=0.9)
+    obs = Observation("blokus", seen, probabilities=probs)
+    gap = decode(game, obs, illegal_beyond=math.inf).argmax_gap
+    # the best legal explanation (no change) leaves the square's 0.9 / 0.05 unexplained
+    assert gap == pytest.approx(math.log(0.9 / 0.05))
+    assert decode(game, obs, illegal_beyond=gap - 0.01).trusted_argmax
+    below = decode(game, obs, illegal_beyond=gap + 0.01)
+    assert not below.trusted_argmax and below.observation.cells == view

@@ -99,6 +99,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--decode-only",
         action="store_true",
-        help="keep the fitted networks, fit only when the players are asked to confirm a move",
+        help="keep the fitted networks, fit only when a board is called illegal and when the "
+        "players are asked to confirm a move",
     )
     p.set_defaults(func=cmd_train)

@@ -1,100 +1,177 @@
-"""Fit a model's ``decode.close_margin`` (:mod:`vision.decode`) on whole games of the training
+"""Fit a model's ``decode`` margins (:mod:`vision.decode`) on whole games of the training
 domain.
 
 Each sample game is filmed and read as at a table (:func:`vision.bench_table.filmed_game`, the
-model's reader calibrated on every accepted board, its adaptation on). For every move the
-decoder runs once with no margin, which gives its verdict and how far the second-best
-explanation is behind (``Decoded.margin``); a margin ``m`` then asks the players to confirm
-every move whose gap is below ``m`` and leaves the others' verdicts as they were. The margin of
-least cost is kept: :data:`~vision.decode.WRONG_COST` per move accepted wrongly, 1 per move
-refused (asked, called illegal or no change) or missed; ties go to the smaller margin.
+model's reader calibrated on every accepted board, its adaptation on), and once a game a player
+first puts a legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`)
+and takes them back. Every such board is decoded twice with no close margin: trusting the
+argmax board whenever the rules cannot explain it, and never; that gives both verdicts, how
+much likelier the argmax board is than the best legal explanation (``Decoded.argmax_gap``) and
+how far the second-best explanation is behind the best (``Decoded.margin``). An illegal margin
+``i`` and a close margin ``c`` then trust the argmax board when its gap exceeds ``i``, else ask
+the players to confirm every board whose margin is below ``c``. The pair of least cost is kept:
+:data:`~vision.decode.WRONG_COST` per false verdict (another move accepted, or an illegal
+placement let stand as a move or as no change), 1 per board refused (a legal move asked about,
+called illegal, unclear or no change; an illegal placement asked about or unclear). Ties go to
+the smaller close margin, then to the middle of the tied illegal margins.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import cv2
 
-from engine import MOVE
+from engine import ILLEGAL, MOVE, NO_CHANGE, Game, Move, Observation
 
 from ..bench_table import filmed_game
-from ..decode import WRONG_COST, decode
+from ..decode import ILLEGAL_MARGIN, WRONG_COST, decode
 from ..geometry import load_geometry
 from ..model import CellModel
 from .dataset import reader_class, training_domain
 from .pool import parallel_map
 
-#: The margins (nats) the fit chooses from: ln 1 (never ask) .. ln 64.
+#: The close margins (nats) the fit chooses from: ln 1 (never ask) .. ln 64.
 MARGINS = tuple(round(math.log(x), 4) for x in (1, 2, 3, 4, 6, 8, 12, 16, 32, 64))
-#: Verdicts of a move when nobody is asked.
+#: The illegal margins (nats) the fit chooses from: ln 4 .. ln 2**20 (one cell read wrongly at
+#: full confidence costs at most ln 10**4, :data:`vision.decode.EPSILON`).
+ILLEGAL_MARGINS = tuple(
+    round(math.log(x), 4) for x in (4, 8, 16, 50, 128, 512, 2048, 8192, 2**15, 2**17, 2**20)
+)
+#: Verdicts of a board when nobody is asked.
 RIGHT, WRONG, REFUSED = "right", "wrong", "refused"
 
 
-def judged_moves(
-    model: CellModel, recipe: dict[str, Any], index: int, seed: int
-) -> list[tuple[str, float]]:
-    """Per move of sample game ``index``: its verdict when nobody is asked, and the gap (nats)
-    between the decoder's best and second-best explanations."""
+@dataclass(frozen=True)
+class Judged:
+    """One filmed board's verdicts: a legal move (``illegal`` False) or an illegal placement."""
+
+    illegal: bool
+    #: The verdict when the argmax board is trusted, and when the best legal one is taken.
+    trusted: str
+    decoded: str
+    #: Nats the argmax board is likelier than the best legal explanation (inf: partial).
+    gap: float
+    #: Nats the second-best legal explanation is behind the best.
+    margin: float
+
+    def outcome(self, illegal_margin: float, close_margin: float) -> str:
+        """The verdict with these margins (a question is a refusal)."""
+        if self.gap > illegal_margin:
+            return self.trusted
+        return REFUSED if self.margin < close_margin else self.decoded
+
+
+def _outcome(game: Game, obs: Observation, played: Move | None) -> str:
+    """The verdict on ``obs`` of a board made by ``played`` (None: an illegal placement)."""
+    verdict = game.infer(obs)
+    if played is None:
+        if verdict.kind == ILLEGAL:
+            return RIGHT
+        return WRONG if verdict.kind in (MOVE, NO_CHANGE) else REFUSED
+    if verdict.kind != MOVE:
+        return REFUSED
+    return RIGHT if verdict.move == played else WRONG
+
+
+def judged_boards(model: CellModel, recipe: dict[str, Any], index: int, seed: int) -> list[Judged]:
+    """Every judged board of sample game ``index`` (its moves and its illegal placement)."""
     games = recipe["games"]
     game = games[index % len(games)]
     key = zlib.crc32(f"decode/{seed}/{index}".encode())
     reader = reader_class(recipe["reader"])(load_geometry(game), model=model)
-    out: list[tuple[str, float]] = []
-    for shot in filmed_game(game, key, training_domain(recipe)):
+    out: list[Judged] = []
+    for shot in filmed_game(game, key, training_domain(recipe), illegal=True):
+        judged = shot.played is not None or shot.illegal is not None
         if shot.pose is None:
-            if shot.played is not None:
-                out.append((REFUSED, math.inf))
+            if judged:
+                out.append(Judged(shot.illegal is not None, REFUSED, REFUSED, math.inf, math.inf))
             continue
-        obs = reader.read(shot.image, shot.pose)
-        if shot.played is not None:
-            decoded = decode(shot.referee, obs, close_within=0.0)
-            verdict = shot.referee.infer(decoded.observation)
-            if verdict.kind != MOVE:
-                outcome = REFUSED
-            else:
-                outcome = RIGHT if verdict.move == shot.played else WRONG
-            out.append((outcome, decoded.margin))
-        reader.calibrate(shot.image, shot.pose, shot.truth)
+        if judged:
+            obs = reader.read(shot.image, shot.pose)
+            never = decode(shot.referee, obs, close_within=0.0, illegal_beyond=math.inf)
+            trusted = decode(shot.referee, obs, close_within=0.0, illegal_beyond=0.0)
+            out.append(
+                Judged(
+                    shot.illegal is not None,
+                    _outcome(shot.referee, trusted.observation, shot.played),
+                    _outcome(shot.referee, never.observation, shot.played),
+                    never.argmax_gap,
+                    never.margin,
+                )
+            )
+        if shot.illegal is None:
+            reader.calibrate(shot.image, shot.pose, shot.truth)
     return out
 
 
-def choose_margin(moves: list[tuple[str, float]]) -> tuple[float, dict[str, int]]:
-    """The margin of :data:`MARGINS` of least cost on ``moves`` and its counts (right, wrong,
-    refused)."""
-    best: tuple[float, float, dict[str, int]] | None = None
-    for margin in MARGINS:
-        counts = {RIGHT: 0, WRONG: 0, REFUSED: 0}
-        for outcome, gap in moves:
-            counts[REFUSED if gap < margin else outcome] += 1
-        cost = WRONG_COST * counts[WRONG] + counts[REFUSED]
-        if best is None or cost < best[0]:
-            best = (cost, margin, counts)
-    assert best is not None
-    return best[1], best[2]
+def _counts(boards: list[Judged], illegal_margin: float, close_margin: float) -> dict[str, int]:
+    counts = {RIGHT: 0, WRONG: 0, REFUSED: 0}
+    for board in boards:
+        counts[board.outcome(illegal_margin, close_margin)] += 1
+    return counts
 
 
-def _job(args: tuple[Path, dict[str, Any], int, int]) -> list[tuple[str, float]]:
+def tied_margins(boards: list[Judged]) -> list[tuple[float, float]]:
+    """The (illegal, close) margins of least cost on ``boards``: per illegal margin of
+    :data:`ILLEGAL_MARGINS` the smallest close margin of least cost, where that is the least
+    cost of all."""
+    costs: list[tuple[float, float, float]] = []
+    for illegal_margin in ILLEGAL_MARGINS:
+        best: tuple[float, float] | None = None
+        for close_margin in MARGINS:
+            counts = _counts(boards, illegal_margin, close_margin)
+            cost = WRONG_COST * counts[WRONG] + counts[REFUSED]
+            if best is None or cost < best[0]:
+                best = (cost, close_margin)
+        assert best is not None
+        costs.append((best[0], illegal_margin, best[1]))
+    least = min(cost for cost, _, _ in costs)
+    return [(i, c) for cost, i, c in costs if cost == least]
+
+
+def choose_margins(boards: list[Judged]) -> tuple[float, float]:
+    """The (illegal, close) margins of least cost on ``boards`` (ties: the smaller close
+    margin, then the middle of the tied illegal margins)."""
+    tied = tied_margins(boards)
+    return tied[(len(tied) - 1) // 2]
+
+
+def _job(args: tuple[Path, dict[str, Any], int, int]) -> list[Judged]:
     cv2.setNumThreads(1)
     path, recipe, index, seed = args
-    return judged_moves(CellModel.load(path), recipe, index, seed)
+    return judged_boards(CellModel.load(path), recipe, index, seed)
 
 
-def fit_close_margin(
+def fit_margins(
     model_path: Path, recipe: dict[str, Any], games: int, seed: int, workers: int | None = None
-) -> tuple[float, dict[str, Any]]:
-    """The close margin of the model at ``model_path`` fitted on ``games`` sample games, and
-    the figures of the fit (moves right, wrong and refused with it, and with the default)."""
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ``decode`` margins of the model at ``model_path`` fitted on ``games`` sample games,
+    and the figures of the fit: moves right, wrong and refused with them, the least and the
+    largest illegal margin of the same least cost, and illegal placements flagged and let stand
+    with them and with :data:`vision.decode.ILLEGAL_MARGIN`."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
-    results = parallel_map(_job, jobs, workers)
-    moves = [m for r in results for m in r]
-    margin, counts = choose_margin(moves)
+    boards = [b for r in parallel_map(_job, jobs, workers) for b in r]
+    illegal_margin, close_margin = choose_margins(boards)
+    tied = tied_margins(boards)
+    moves = [b for b in boards if not b.illegal]
+    attempts = [b for b in boards if b.illegal]
+    counts = _counts(moves, illegal_margin, close_margin)
+    fixed = _counts(attempts, ILLEGAL_MARGIN, close_margin)
+    fitted = _counts(attempts, illegal_margin, close_margin)
     figures = {
         "decode_games": games,
         "decode_moves": len(moves),
         **{f"decode_{k}": v for k, v in counts.items()},
+        "decode_illegal": len(attempts),
+        "decode_illegal_margins_tied": [tied[0][0], tied[-1][0]],
+        "decode_illegal_flagged": fitted[RIGHT],
+        "decode_illegal_let_stand": fitted[WRONG],
+        "decode_illegal_flagged_at_ln50": fixed[RIGHT],
+        "decode_illegal_let_stand_at_ln50": fixed[WRONG],
     }
-    return margin, figures
+    return {"illegal_margin": illegal_margin, "close_margin": close_margin}, figures

@@ -27,7 +27,7 @@ from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
-from .decode import fit_close_margin
+from .decode import fit_margins
 from .kernel import expected_costs
 
 #: Scenes of the validation split (rendered from other indices of the same domain).
@@ -642,15 +642,15 @@ def refit_decode(
     workers: int | None,
     games: int | None = None,
 ) -> Path:
-    """Fit the close margin (:mod:`vision.decode`) of the existing model ``out/NAME.json`` on
-    ``games`` sample games (default the recipe's ``decode_games``), its network and adaptation
-    kept. Return the JSON's path."""
+    """Fit the illegal and close margins (:mod:`vision.decode`) of the existing model
+    ``out/NAME.json`` on ``games`` sample games (default the recipe's ``decode_games``), its
+    network and adaptation kept. Return the JSON's path."""
     path = out / f"{name}.json"
-    margin, figures = fit_close_margin(
+    margins, figures = fit_margins(
         path, recipe, int(games or recipe.get("decode_games", 24)), seed, workers
     )
     meta = json.loads(path.read_text(encoding="utf-8"))
-    meta["decode"] = {"close_margin": margin}
+    meta["decode"] = margins
     meta["trained"].update(figures)
     _write_meta(path, meta)
     print(f"{name}: decode {json.dumps(meta['decode'])} {json.dumps(figures)} -> {path}")

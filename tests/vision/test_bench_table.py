@@ -1,0 +1,48 @@
+"""A filmed sample game with an illegal placement, and how the table bench counts it."""
+
+from engine import ILLEGAL, Observation
+from vision.bench_table import Tally, filmed_game
+from vision.synth import Domain
+
+KEY = 7
+
+
+def _probabilities(view, sure=0.9999):
+    """Each cell read as ``view`` has it at ``sure``: a placement of two squares or more is then
+    likelier than any legal explanation by more than every illegal margin the fit offers."""
+    contents = set(view.values()) | {None}
+    rest = (1.0 - sure) / (len(contents) - 1)
+    return {n: {c: sure if c == v else rest for c in contents} for n, v in view.items()}
+
+
+def test_a_filmed_game_shows_one_illegal_placement_and_goes_on_as_without_it():
+    plain = [(s.truth, s.played) for s in filmed_game("blokus-duo", KEY, Domain.TRAIN, moves=4)]
+    legal, attempts = [], []
+    for shot in filmed_game("blokus-duo", KEY, Domain.TRAIN, moves=4, illegal=True):
+        if shot.illegal is None:
+            legal.append((shot.truth, shot.played))
+            continue
+        # judged against the accepted state (the referee moves on with the consumer)
+        verdict = shot.referee.infer(Observation("blokus-duo", shot.truth))
+        attempts.append((shot.played, shot.pose is not None, verdict.kind, verdict.reason))
+        assert verdict.reason == shot.illegal
+    assert attempts == [(None, True, ILLEGAL, attempts[0][3])]
+    # taken back: the legal boards and moves are those of the game without it
+    assert legal == plain
+
+
+def test_the_tally_flags_an_illegal_placement_seen_and_lets_stand_one_read_as_before():
+    tally = Tally()
+    before = None
+    for shot in filmed_game("blokus-duo", KEY, Domain.TRAIN, moves=4, illegal=True):
+        if shot.illegal is None:
+            before = shot.truth
+            continue
+        assert sum(shot.truth[n] != before[n] for n in before) >= 2
+        seen = Observation("blokus-duo", shot.truth, probabilities=_probabilities(shot.truth))
+        missed = Observation("blokus-duo", before, probabilities=_probabilities(before))
+        tally.judge_illegal(shot.referee, seen)
+        tally.judge_illegal(shot.referee, missed)
+        tally.judge_illegal(shot.referee, None)  # no board found
+    assert (tally.illegal, tally.illegal_flagged, tally.illegal_let_stand) == (3, 1, 1)
+    assert tally.moves == 0 and tally.boards == 0
