@@ -13,7 +13,10 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
 - PLAY: every settled observation is decoded with the rules and judged. A move is journalled
   (durably) *before* the screen shows it.
 - ILLEGAL: an illegal placement flashes the reason and the cells, the buzzer beeps, and nothing
-  else is accepted until the board is put back (no-change) or the last move is undone.
+  else is accepted until the board is put back (no-change) or the last move is undone. When
+  vision read the board surer than any legal explanation (``vision.decode``), the screen also
+  offers the likeliest legal move ("OK if it was ..."): if the players did make it and vision
+  misread the board, CONFIRM accepts that move.
 - CONFIRM: vision and rules left two explanations close; CONFIRM takes the first, MENU the
   second, UNDO neither (the board is looked at again).
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
@@ -47,7 +50,18 @@ from typing import Any
 
 import numpy as np
 
-from engine import AMBIGUOUS, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, Outcome, Referee, Verdict
+from engine import (
+    AMBIGUOUS,
+    EVENT,
+    ILLEGAL,
+    MOVE,
+    NO_CHANGE,
+    Event,
+    Move,
+    Outcome,
+    Referee,
+    Verdict,
+)
 from engine.referee import describe
 from vision.decode import decode
 from vision.pipeline import (
@@ -92,7 +106,8 @@ class Report:
 
 @dataclass
 class _Pending:
-    """Two close explanations waiting for the players' choice."""
+    """Explanations of a settled board waiting for the players' choice: two close ones, or the
+    likeliest legal move offered beside an illegal placement."""
 
     frame: np.ndarray
     result: FrameResult
@@ -161,6 +176,8 @@ class RefereeLoop:
         self.last_outcome: Outcome | None = None
         self._illegal: Verdict | None = None
         self._pending: _Pending | None = None
+        #: the likeliest legal move, offered while an illegal placement is flagged
+        self._offer: _Pending | None = None
         self._lost_since: float | None = None
         #: vision found something over the still board, and no clear board has settled since
         self._still_occluded = False
@@ -177,6 +194,14 @@ class RefereeLoop:
     def illegal(self) -> Verdict | None:
         """The illegal placement waiting to be put right (``None`` when there is none)."""
         return self._illegal
+
+    @property
+    def offered(self) -> Move | None:
+        """The likeliest legal move offered beside the illegal placement: CONFIRM accepts it,
+        should vision have misread the board (``None`` when there is none)."""
+        if self.phase != Phase.ILLEGAL or self._offer is None:
+            return None
+        return self._offer.options[0]
 
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
@@ -327,6 +352,8 @@ class RefereeLoop:
             self._report(f"close call: {first} or {second}?")
             return
         outcome = self.referee.judge(decoded.observation)
+        offer = decoded.nearest if outcome.verdict.kind == ILLEGAL else None
+        self._offer = _Pending(frame, result, [offer]) if offer is not None else None
         self._after(outcome, frame, result)
 
     def _after(
@@ -352,6 +379,7 @@ class RefereeLoop:
             if self.phase == Phase.ILLEGAL and self.alarm is not None:
                 self.alarm.clear()
             self._illegal = None
+            self._offer = None
             self.phase = Phase.GAME_OVER if outcome.over else Phase.PLAY
             if v.kind == NO_CHANGE and frame is not None and result is not None and result.pose:
                 self._calibrate(frame, result)
@@ -395,6 +423,13 @@ class RefereeLoop:
             self._phone_page = False
             self._show_current()
             return
+        offered = self.phase == Phase.ILLEGAL and self._offer is not None
+        if action is Action.CONFIRM and offered and not self.menu.is_open:
+            assert self._offer is not None
+            offer, self._offer = self._offer, None
+            self._report(f"the players say they played {offer.options[0]}")
+            self._accept(offer, offer.options[0])
+            return
         if action is Action.CONFIRM and self._offering_clear():
             self._still_occluded = False
             self.vision.read_next_as_clear()
@@ -432,6 +467,7 @@ class RefereeLoop:
             if self.alarm is not None:
                 self.alarm.clear()
             self._illegal = None
+            self._offer = None
             self.vision.reset()
         self._after(outcome, None, None)
         self._observed()
@@ -465,6 +501,12 @@ class RefereeLoop:
         pick = pending.options[0] if action is Action.CONFIRM else pending.options[1]
         self._pending = None
         self.phase = Phase.PLAY
+        self._accept(pending, pick)
+
+    def _accept(self, pending: _Pending, pick: Any) -> None:
+        """Judge ``pending``'s board as the players say it is: the accepted state after
+        ``pick`` (a move, or None: no change)."""
+        assert self.referee is not None
         game = self.referee.game
         obs = pending.result.observation
         assert obs is not None
@@ -492,8 +534,11 @@ class RefereeLoop:
         if referee is None or self.phase == Phase.FIND_BOARD:
             self._show(screens.board_not_found(status=self.status))
         elif self.phase == Phase.ILLEGAL and self._illegal is not None:
+            offer = f"OK if it was {self.offered}" if self.offered is not None else None
             self._show(
-                screens.illegal(self._illegal.reason, self._illegal.cells, status=self.status)
+                screens.illegal(
+                    self._illegal.reason, self._illegal.cells, status=self.status, offer=offer
+                )
             )
         elif self.phase == Phase.GAME_OVER or referee.game.is_over:
             game = referee.game

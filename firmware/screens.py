@@ -313,17 +313,28 @@ def last_move(
     return canvas.screen()
 
 
-def illegal(reason: str, cells: Sequence[str] = (), *, status: str | None = None) -> Screen:
-    """ILLEGAL, why, and the cells to put right: inverted, and flashed by the display."""
+def illegal(
+    reason: str,
+    cells: Sequence[str] = (),
+    *,
+    status: str | None = None,
+    offer: str | None = None,
+) -> Screen:
+    """ILLEGAL, why, the cells to put right and, when given, the ``offer`` of a button ("OK if
+    it was 5@b2": vision may have misread a legal move): inverted, and flashed by the display."""
     canvas = _Canvas(status, inverted=True)
     canvas.draw.rectangle((0, 0, WIDTH - 1, canvas.bottom - 1), outline=canvas.ink, width=2)
     canvas.text((WIDTH // 2, 10), "ILLEGAL", HEADING, anchor="mm", bold=True)
-    fix_y = canvas.bottom - 8
-    top, bottom = 19, (fix_y - 6 if cells else canvas.bottom - 3)
+    offer_y = canvas.bottom - 8
+    fix_y = offer_y - 11 if offer else offer_y
+    lowest = fix_y if cells else (offer_y if offer else None)
+    top, bottom = 19, (lowest - 6 if lowest is not None else canvas.bottom - 3)
     lines = wrap(reason, TINY, WIDTH - 8, max(1, (bottom - top) // 10))
     canvas.lines(lines, top + (bottom - top - 10 * len(lines)) // 2, TINY, 10)
     if cells:
         canvas.text((WIDTH // 2, fix_y), _cells(cells, WIDTH - 8), SMALL, anchor="mm", bold=True)
+    if offer:
+        canvas.text((WIDTH // 2, offer_y), offer, TINY, anchor="mm", width=WIDTH - 8)
     return canvas.screen(blink=True)
 
 

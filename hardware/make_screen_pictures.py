@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from engine.attempts import illegal_attempt
 from engine.core import Event, Game
 from engine.games import new_game
 from firmware import screens
@@ -62,6 +63,18 @@ def close_call(game: Game) -> tuple[str, str]:
     return first, second
 
 
+def misplaced(game: Game, seed: int) -> screens.Screen:
+    """A piece put down off a legal place, with the legal move most like it offered (as the
+    referee offers the likeliest legal move, should vision have misread the board)."""
+    found = illegal_attempt(game, random.Random(seed))
+    assert found is not None
+    view, reason = found
+    before = game.view()
+    cells = [n for n in view if view[n] != before[n]]
+    nearest = max(game.legal_moves(), key=lambda m: len(set(m.cells()) & set(cells)))
+    return screens.illegal(reason, cells, offer=f"OK if it was {nearest}")
+
+
 def pictures() -> dict[str, screens.Screen]:
     """Every screen, by file name (without ``.png``)."""
     blokus = played("blokus", 6, seed=3)
@@ -78,6 +91,7 @@ def pictures() -> dict[str, screens.Screen]:
         "scoreboard-4-players": screens.scoreboard(spectrangle.scores, spectrangle.to_move),
         "last-move": screens.last_move(blokus.mover, blokus.move, blokus.change),
         "illegal": screens.illegal(verdict.reason, verdict.cells),
+        "illegal-offer": misplaced(board, seed=1),
         "confirm": screens.confirm(*close_call(played("gobblet", 5, seed=2).game)),
         "hand-over-board": screens.hand_over_board(),
         "hand-over-board-still": screens.hand_over_board(still=True),

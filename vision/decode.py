@@ -49,6 +49,9 @@ class Decoded:
     #: How many nats likelier the argmax board is than the best legal explanation (0: the
     #: argmax board is explained; inf: nothing was decoded, the observation is partial).
     argmax_gap: float = math.inf
+    #: When the argmax board is reported: the likeliest legal move, which the players may say
+    #: they made (None: no change was likelier than any move).
+    nearest: Move | None = None
 
 
 def _cost(probs: dict[Content, float], content: Content) -> float:
@@ -116,7 +119,9 @@ def decode(
     if gap > beyond:
         cells = dict(obs.cells)
         cells.update(argmax)
-        return Decoded(replace(obs, cells=cells), None, trusted_argmax=True, argmax_gap=gap)
+        return Decoded(
+            replace(obs, cells=cells), None, trusted_argmax=True, argmax_gap=gap, nearest=best_move
+        )
 
     cells = dict(obs.cells)
     cells.update({c: view[c] for c in visible})

@@ -89,7 +89,12 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
     outcome = loop.last_outcome
     illegal = None
     if loop.illegal is not None:
-        illegal = {"reason": loop.illegal.reason, "cells": list(loop.illegal.cells)}
+        offered = loop.offered
+        illegal = {
+            "reason": loop.illegal.reason,
+            "cells": list(loop.illegal.cells),
+            "offer": str(offered) if offered is not None else None,
+        }
     problem = None  # a reading the rules cannot judge ("check the board")
     if outcome is not None and outcome.verdict.kind == AMBIGUOUS and illegal is None:
         problem = {"reason": outcome.verdict.reason, "cells": list(outcome.verdict.cells)}

@@ -20,6 +20,7 @@ from firmware.display import Display
 from firmware.journal import CURRENT, Journal
 from firmware.loop import Phase, RefereeLoop
 from firmware.scenario import scripted_game
+from firmware.screens import ELLIPSIS
 from firmware.simulator import SimulatedTable
 from tests.vision.data.models import flagging_models
 from tests.vision.data.scenes import bled
@@ -33,10 +34,12 @@ def _display() -> Display:
     return Display(dummy(width=128, height=64, mode="1"))
 
 
-def test_illegal_placement_flashes_beeps_and_holds_until_the_board_is_put_back(tmp_path):
-    script = scripted_game("blokus", seed=7)
+def _illegal_blokus(tmp_path, seed: int, after: int, pressed: list[Action]):
+    """A Blokus loop (buzzer on a mock pin 18) over scripted game ``seed`` up to ``after``
+    steps past its illegal placement; ``pressed`` are the players' presses, last first."""
+    script = scripted_game("blokus", seed=seed)
     illegal_at = next(i for i, s in enumerate(script.steps) if s.expect == "illegal")
-    script.steps = script.steps[: illegal_at + 3]  # the illegal one, taken back, one more move
+    script.steps = script.steps[: illegal_at + 1 + after]
     table = SimulatedTable(script, seed=5, hand_frames=3, still_frames=6)
     factory = MockFactory()
     alarm = Alarm(buzzer=18, pin_factory=factory)
@@ -48,8 +51,14 @@ def test_illegal_placement_flashes_beeps_and_holds_until_the_board_is_put_back(t
         journal_dir=tmp_path,
         alarm=alarm,
         records_dir=tmp_path / "records",
-        actions=table.next_action,
+        actions=lambda: pressed.pop() if pressed else table.next_action(),
     )
+    return script, table, factory, alarm, display, loop
+
+
+def test_illegal_placement_flashes_beeps_and_holds_until_the_board_is_put_back(tmp_path):
+    # the illegal one, taken back, one more move
+    script, table, factory, alarm, display, loop = _illegal_blokus(tmp_path, 7, 2, [])
     phases, blinking = [], []
     while not table.finished:
         loop.step()
@@ -62,6 +71,30 @@ def test_illegal_placement_flashes_beeps_and_holds_until_the_board_is_put_back(t
     assert factory.pin(18).state == 0  # the buzzer is silent again
     history = [str(m) for m in loop.referee.game.history]
     assert len(history) == sum(1 for s in script.steps if s.expect == "move")
+    alarm.close()
+
+
+def test_the_players_may_say_a_flagged_board_is_the_likeliest_legal_move(tmp_path):
+    # a piece put down a cell off a legal place: that move is the likeliest legal explanation,
+    # as a legal move with a misread square would be, and the players say it is the one
+    pressed: list[Action] = []  # the placement stays on the board
+    _, table, factory, alarm, display, loop = _illegal_blokus(tmp_path, 2, 0, pressed)
+    while loop.phase != Phase.ILLEGAL and not table.finished:
+        loop.step()
+    assert loop.phase == Phase.ILLEGAL and factory.pin(18).state == 1
+    offer = next(text for text, _ in display.screen.texts if text.startswith("OK if it was"))
+    played = len(loop.referee.game.history)
+    pressed.append(Action.CONFIRM)
+    loop.step()
+    # the move the screen named is accepted, journalled, and the alarm is silent
+    assert loop.phase == Phase.PLAY and loop.illegal is None
+    assert len(loop.referee.game.history) == played + 1
+    named = f"OK if it was {loop.referee.game.history[-1]}"
+    assert named.startswith(offer.removesuffix(ELLIPSIS)) and len(offer) > len("OK if it was ")
+    assert factory.pin(18).state == 0
+    journalled = Journal(tmp_path / CURRENT).resume().referee.game.history
+    assert [str(m) for m in journalled] == [str(m) for m in loop.referee.game.history]
+    loop.close()
     alarm.close()
 
 

@@ -27,6 +27,7 @@ def screens_of(data):
         screens.scoreboard(board, data.draw(st.sampled_from([*board, None])), status=s),
         screens.last_move(data.draw(names), data.draw(words), data.draw(scores), status=s),
         screens.illegal(data.draw(words), data.draw(cells), status=s),
+        screens.illegal(data.draw(words), data.draw(cells), status=s, offer=data.draw(words)),
         screens.board_not_found(data.draw(words), status=s),
         screens.hand_over_board(status=s),
         screens.hand_over_board(status=s, still=True),
@@ -84,6 +85,18 @@ def test_illegal_is_inverted_flashing_and_names_the_cells():
     flashed = screens.inverted(screen.image)
     assert lit(flashed, (0, 0, WIDTH, HEIGHT)) < 0.4
     assert screens.inverted(flashed).tobytes() == screen.image.tobytes()
+
+
+def test_illegal_offers_the_likeliest_legal_move_below_the_cells():
+    screen = screens.illegal(
+        "orange piece touches orange by an edge at e8",
+        ["e8", "f8"],
+        status="camera too far",
+        offer="OK if it was I5@e7",
+    )
+    boxes = dict(screen.texts)
+    assert "OK if it was I5@e7" in boxes and "fix e8 f8" in boxes
+    assert boxes["fix e8 f8"][3] <= boxes["OK if it was I5@e7"][1]  # the offer below the cells
 
 
 def test_too_many_cells_are_counted_not_cut():

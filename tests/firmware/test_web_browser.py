@@ -99,6 +99,9 @@ def test_an_illegal_placement_is_shown_in_red_with_the_cells_to_fix(page):
     )
     verdict = loop.illegal
     assert verdict.reason in banner.text
+    offered = loop.offered
+    assert ("OK on the referee if it was" in banner.text) == (offered is not None)
+    assert offered is None or str(offered) in banner.text
     for cell in verdict.cells:
         assert cell in banner.text
     red = driver.execute_script(

@@ -167,3 +167,30 @@ def test_the_illegal_margin_comes_from_the_model_file_and_the_gap_is_reported():
     assert decode(game, obs, illegal_beyond=gap - 0.01).trusted_argmax
     below = decode(game, obs, illegal_beyond=gap + 0.01)
     assert not below.trusted_argmax and below.observation.cells == view
+
+
+def test_a_reported_argmax_board_names_the_likeliest_legal_move():
+    game, _ = _game_after(4)
+    a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
+    seen = {**game.view(), **game.changes_after(a)}
+    other = "violet" if game.to_move == "orange" else "orange"
+    misread = a.cells()[0]  # one square of the new piece leans to the other colour
+    seen[misread] = other
+    probs = _probabilities(seen, sure=0.999)
+    probs[misread] = {other: 0.6, game.to_move: 0.39, None: 0.01}
+    decoded = decode(game, Observation("blokus", seen, probabilities=probs), illegal_beyond=0.0)
+    assert decoded.trusted_argmax and decoded.move is None
+    assert decoded.nearest == a  # the move whose squares were seen, one of them doubtfully
+    # a piece seen far from any legal place: no change is the likeliest legal explanation
+    view = game.view()
+    target = next(
+        c
+        for c, v in view.items()
+        if v is None
+        and game.infer(Observation("blokus", {**view, c: game.to_move})).kind == ILLEGAL
+    )
+    far = {**view, target: game.to_move}
+    lone = decode(
+        game, Observation("blokus", far, probabilities=_probabilities(far, 0.999)), None, 0.0
+    )
+    assert lone.trusted_argmax and lone.nearest is None

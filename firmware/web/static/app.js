@@ -60,7 +60,8 @@ function render(s) {
   if (s.illegal) {
     banner.className = "illegal";
     banner.textContent = `Illegal: ${s.illegal.reason}` +
-      (s.illegal.cells.length ? ` (fix ${s.illegal.cells.join(", ")})` : "");
+      (s.illegal.cells.length ? ` (fix ${s.illegal.cells.join(", ")})` : "") +
+      (s.illegal.offer ? `; OK on the referee if it was ${s.illegal.offer}` : "");
   } else if (s.over) {
     banner.className = "over";
     banner.textContent = s.winner === "draw" ? "Game over: a draw" : `Game over: ${s.winner} wins`;
