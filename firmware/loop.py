@@ -323,14 +323,15 @@ class RefereeLoop:
             self._show_hand()
             return
         if result.status != SETTLED or result.observation is None:
-            if self._offering_clear():
+            if self.offering_clear:
                 self._show_hand()  # until the board is read clear, or OK says it is
             elif self.phase in (Phase.PLAY, Phase.CHECK_BOARD):
                 self._show_current()
             return
         self._judge(frame, result)
 
-    def _offering_clear(self) -> bool:
+    @property
+    def offering_clear(self) -> bool:
         """Whether the screen offers "OK if it is clear": vision found something over the still
         board, the game waits for a move, and no menu or page is in the way."""
         waiting = self.phase in (Phase.PLAY, Phase.CHECK_BOARD)
@@ -338,7 +339,7 @@ class RefereeLoop:
 
     def _show_hand(self) -> None:
         """The "hand over the board" screen, with "OK if it is clear" when it is offered."""
-        self._show(screens.hand_over_board(status=self.status, still=self._offering_clear()))
+        self._show(screens.hand_over_board(status=self.status, still=self.offering_clear))
 
     def _judge(self, frame: np.ndarray, result: FrameResult) -> None:
         assert self.referee is not None and result.observation is not None
@@ -430,7 +431,7 @@ class RefereeLoop:
             self._report(f"the players say they played {offer.options[0]}")
             self._accept(offer, offer.options[0])
             return
-        if action is Action.CONFIRM and self._offering_clear():
+        if action is Action.CONFIRM and self.offering_clear:
             self._still_occluded = False
             self.vision.read_next_as_clear()
             self._report("the players say nothing is over the board: reading it as it is")

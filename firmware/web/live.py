@@ -105,6 +105,7 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
         "phase": loop.phase.value,
         "status": loop.status,
         "occluded": occluded,
+        "clear_offered": loop.offering_clear,
         "illegal": illegal,
         "problem": problem,
         "players": [],

@@ -19,9 +19,11 @@ from firmware.camera import ImageFolder
 from firmware.display import Display
 from firmware.journal import CURRENT, Journal
 from firmware.loop import Phase, RefereeLoop
+from firmware.records import MoveLog
 from firmware.scenario import scripted_game
 from firmware.screens import ELLIPSIS
 from firmware.simulator import SimulatedTable
+from firmware.web.live import snapshot
 from tests.vision.data.models import flagging_models
 from tests.vision.data.scenes import bled
 from vision.bench import corpus_scene
@@ -148,10 +150,12 @@ def test_a_clear_board_taken_for_a_hand_is_judged_once_the_players_say_it_is_cle
             records_dir=tmp_path / name / "records",
             actions=players,
         )
-        offered = False
+        offered = page = False
         while not table.finished:
             loop.step()
             offered |= display.screen is not None and "OK if it is clear" in display.screen.text
+            page |= snapshot(loop, True, MoveLog(), 0)["clear_offered"]
+        assert page == offered  # the live page offers it too
         return loop, offered
 
     # nobody presses OK: the referee waits for ever, saying so, and accepts nothing

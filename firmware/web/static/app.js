@@ -65,6 +65,9 @@ function render(s) {
   } else if (s.over) {
     banner.className = "over";
     banner.textContent = s.winner === "draw" ? "Game over: a draw" : `Game over: ${s.winner} wins`;
+  } else if (s.clear_offered) {
+    banner.className = "hand";
+    banner.textContent = "Something over the still board? If nothing is, press OK on the referee";
   } else if (s.occluded) {
     banner.className = "hand";
     banner.textContent = "Hand over the board…";
