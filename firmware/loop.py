@@ -424,8 +424,7 @@ class RefereeLoop:
             self._phone_page = False
             self._show_current()
             return
-        offered = self.phase == Phase.ILLEGAL and self._offer is not None
-        if action is Action.CONFIRM and offered and not self.menu.is_open:
+        if action is Action.CONFIRM and self.offered is not None and not self.menu.is_open:
             assert self._offer is not None
             offer, self._offer = self._offer, None
             self._report(f"the players say they played {offer.options[0]}")
