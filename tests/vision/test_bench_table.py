@@ -24,9 +24,9 @@ def test_a_filmed_game_shows_one_illegal_placement_and_goes_on_as_without_it():
             continue
         # judged against the accepted state (the referee moves on with the consumer)
         verdict = shot.referee.infer(Observation("blokus-duo", shot.truth))
-        attempts.append((shot.played, shot.pose is not None, verdict.kind, verdict.reason))
         assert verdict.reason == shot.illegal
-    assert attempts == [(None, True, ILLEGAL, attempts[0][3])]
+        attempts.append((shot.played, shot.pose is not None, verdict.kind))
+    assert attempts == [(None, True, ILLEGAL)]
     # taken back: the legal boards and moves are those of the game without it
     assert legal == plain
 
