@@ -339,6 +339,7 @@ class RefereeLoop:
 
     def _show_hand(self) -> None:
         """The "hand over the board" screen, with "OK if it is clear" when it is offered."""
+        self._move_shown_at = -1e9  # the last move is no longer on the screen to be left there
         self._show(screens.hand_over_board(status=self.status, still=self.offering_clear))
 
     def _judge(self, frame: np.ndarray, result: FrameResult) -> None:

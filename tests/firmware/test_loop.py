@@ -153,7 +153,9 @@ def test_a_clear_board_taken_for_a_hand_is_judged_once_the_players_say_it_is_cle
         offered = page = False
         while not table.finished:
             loop.step()
-            offered |= display.screen is not None and "OK if it is clear" in display.screen.text
+            shown = display.screen is not None and "OK if it is clear" in display.screen.text
+            assert loop.offering_clear or not shown  # never left on the screen once answered
+            offered |= shown
             page |= snapshot(loop, True, MoveLog(), 0)["clear_offered"]
         assert page == offered  # the live page offers it too
         return loop, offered
