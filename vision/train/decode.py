@@ -137,7 +137,11 @@ def tied_margins(boards: list[Judged]) -> list[tuple[float, float]]:
 def choose_margins(boards: list[Judged]) -> tuple[float, float]:
     """The (illegal, close) margins of least cost on ``boards`` (ties: the smaller close
     margin, then the middle of the tied illegal margins)."""
-    tied = tied_margins(boards)
+    return _middle(tied_margins(boards))
+
+
+def _middle(tied: list[tuple[float, float]]) -> tuple[float, float]:
+    """The middle (the lower of two) of the tied margins, :func:`tied_margins`."""
     return tied[(len(tied) - 1) // 2]
 
 
@@ -156,8 +160,8 @@ def fit_margins(
     with them and with :data:`vision.decode.ILLEGAL_MARGIN`."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
     boards = [b for r in parallel_map(_job, jobs, workers) for b in r]
-    illegal_margin, close_margin = choose_margins(boards)
     tied = tied_margins(boards)
+    illegal_margin, close_margin = _middle(tied)
     moves = [b for b in boards if not b.illegal]
     attempts = [b for b in boards if b.illegal]
     counts = _counts(moves, illegal_margin, close_margin)
