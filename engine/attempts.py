@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .core import ILLEGAL, FormatError, Game
+from .core import ILLEGAL, FormatError, Game, Observation
 from .grid import parse_square, square_name
 
 #: Legal moves tried (shuffled) before giving up on a position.
@@ -77,8 +77,7 @@ def _illegal_attempt(
                 continue  # a piece cannot be put there so that only it shows
             view = dict(before)
             view.update(target)
-            board = {"game": game.name, "cells": {n: game.cell_to_json(c) for n, c in view.items()}}
-            verdict = game.infer(game.observation_from_json(board))
+            verdict = game.infer(Observation(game.name, view))
             if verdict.kind == ILLEGAL:
                 return view, verdict.reason
     return None
