@@ -17,7 +17,11 @@ And what the referee makes of each move, as the loop does (:func:`vision.decode.
 rules, then the engine's verdict): ``moves`` judged, ``moves_right`` (the move played),
 ``moves_wrong`` (another move accepted: a false verdict) and ``moves_refused`` (the rest: called
 illegal, no change, unclear or to be confirmed, or its board found occluded; the players then
-put it right). The loop judges no board found occluded: it waits until the players press OK
+put it right); of the moves wrong or refused on a board not found occluded,
+``failed_misread_elsewhere`` those whose board was read with another content on a cell the move
+leaves alone (a piece accepted before, or an empty cell beside the move, sent to the model again
+and misread), and ``failed_misread_only_elsewhere`` those of them whose own cells were read
+right. The loop judges no board found occluded: it waits until the players press OK
 ("OK if it is clear", :meth:`vision.pipeline.VisionPipeline.read_next_as_clear`), so
 ``flagged_moves`` counts the moves whose clear board was, and ``flagged_moves_right`` those of
 them judged right once read as clear. Once a game (before a move drawn from its seed) a player
@@ -73,14 +77,25 @@ class Tally:
     illegal: int = 0
     illegal_flagged: int = 0
     illegal_let_stand: int = 0
+    failed_elsewhere: int = 0
+    failed_only_elsewhere: int = 0
 
     def judge(self, game: Game, obs: Observation, played: Move) -> None:
-        """Count the referee's verdict on ``obs`` when ``played`` was the move made."""
+        """Count the referee's verdict on ``obs`` when ``played`` was the move made, and, when
+        it is not that move, whether ``obs`` shows another content on a cell the move leaves
+        alone (and whether only there)."""
         self.moves += 1
         accepted = _accepted(game, obs)
         if accepted is not None:
             self.moves_right += accepted == played
             self.moves_wrong += accepted != played
+        if accepted != played:
+            view, changes = game.view(), game.changes_after(played)
+            seen = {c: v for c, v in obs.cells.items() if c in view}
+            elsewhere = any(v != view[c] for c, v in seen.items() if c not in changes)
+            own = all(seen.get(c, ...) == v for c, v in changes.items())
+            self.failed_elsewhere += elsewhere
+            self.failed_only_elsewhere += elsewhere and own
 
     def judge_flagged(self, game: Game, told: Observation, played: Move) -> None:
         """Count a move whose clear board was found occluded (refused: the loop waits), and
@@ -134,6 +149,8 @@ class TableBench:
             "moves_right": round(a.moves_right / max(a.moves, 1), 4),
             "moves_wrong": a.moves_wrong,
             "moves_refused": a.moves - a.moves_right - a.moves_wrong,
+            "failed_misread_elsewhere": a.failed_elsewhere,
+            "failed_misread_only_elsewhere": a.failed_only_elsewhere,
             "moves_right_without_adapt": round(p.moves_right / max(p.moves, 1), 4),
             "moves_wrong_without_adapt": p.moves_wrong,
             "flagged_moves": a.flagged_moves,

@@ -46,3 +46,32 @@ def test_the_tally_flags_an_illegal_placement_seen_and_lets_stand_one_read_as_be
         tally.judge_illegal(shot.referee, None)  # no board found
     assert (tally.illegal, tally.illegal_flagged, tally.illegal_let_stand) == (3, 1, 1)
     assert tally.moves == 0 and tally.boards == 0
+
+
+def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alone():
+    from engine import new_game
+
+    game = new_game("blokus-duo")
+    first = next(m for m in game.legal_moves() if len(game.changes_after(m)) == 5)
+    game.play(first)
+    played = next(m for m in game.legal_moves() if len(game.changes_after(m)) == 5)
+    after = {**game.view(), **game.changes_after(played)}
+    old = next(iter(game.changes_after(first)))  # the first piece's square, accepted before
+    empty = next(c for c, v in after.items() if v is None)
+    own = next(iter(game.changes_after(played)))
+
+    def read(cells):
+        return Observation("blokus-duo", cells, probabilities=_probabilities(cells))
+
+    tally = Tally()
+    tally.judge(game, read(after), played)  # read right: accepted, nothing counted
+    assert (tally.moves_right, tally.failed_elsewhere, tally.failed_only_elsewhere) == (1, 0, 0)
+    # a square of the piece accepted before read empty, and an empty square read as a piece:
+    # both refused for a cell the move leaves alone, the move's own squares read right
+    tally.judge(game, read({**after, old: None}), played)
+    tally.judge(game, read({**after, empty: after[own]}), played)
+    assert tally.moves == 3 and tally.moves_right == 1
+    assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (2, 2)
+    # the move's own square misread too: elsewhere, but not only elsewhere
+    tally.judge(game, read({**after, old: None, own: None}), played)
+    assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (3, 2)
