@@ -70,7 +70,7 @@ def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alon
     # both refused for a cell the move leaves alone, the move's own squares read right
     tally.judge(game, read({**after, old: None}), played)
     tally.judge(game, read({**after, empty: after[own]}), played)
-    assert tally.moves == 3 and tally.moves_right == 1
+    assert (tally.moves, tally.moves_right, tally.moves_wrong) == (3, 1, 0)
     assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (2, 2)
     # the move's own square misread too: elsewhere, but not only elsewhere
     tally.judge(game, read({**after, old: None, own: None}), played)
