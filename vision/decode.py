@@ -3,12 +3,17 @@
 A reader gives, for every visible cell, probabilities over its possible contents. Trusting each
 cell alone (the argmax board) rejects legal moves whenever one cell is misread. Instead every
 explanation is scored by its log-likelihood: no change, each legal move from the accepted state,
-and the argmax board itself. The best legal explanation wins unless the argmax board is much more
-likely, which means the players really did something the rules forbid: then the argmax board is
-reported and the engine flags it, never "corrected" into a legal move. When the two best legal
-explanations are close, the result says so, so the appliance can ask the players to confirm.
+and each placement the rules may forbid (:func:`engine.attempts.placements`: one legal move's
+pieces put down on other cells the reader is unsure about, or in another player's colour). The
+best legal explanation wins unless the best illegal placement is much more likely, which means
+the players really did something the rules forbid: then that placement is reported and the
+engine flags it, never "corrected" into a legal move. An illegal explanation is one placement,
+not the whole argmax board, so a cell the move left alone and the reader misread does not turn
+a legal move into an illegal one (once the game is over, the argmax board is the explanation:
+nothing may be placed). When the two best legal explanations are close, the result says so, so
+the appliance can ask the players to confirm.
 
-How much likelier the argmax board must be (the illegal margin) and how close is close are
+How much likelier the illegal placement must be (the illegal margin) and how close is close are
 fitted, per model, on whole games of the training domain with an illegal placement in each
 (``vision.train.decode``: a false verdict costs as much as :data:`WRONG_COST` questions to the
 players) and kept in the model file's ``decode``; :data:`ILLEGAL_MARGIN` and
@@ -18,16 +23,18 @@ players) and kept in the model file's ``decode``; :data:`ILLEGAL_MARGIN` and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine import Game, Move, Observation
+from engine.attempts import placements
 from engine.core import Content
 
 #: Probability floor: a reader is never absolutely sure.
 EPSILON = 1e-4
-#: The argmax board must be more than this many nats likelier than every legal explanation to be
-#: reported as seen (ln 50: fifty times likelier; a model file's fitted ``decode.illegal_margin``
-#: replaces it).
+#: The best illegal placement must be more than this many nats likelier than every legal
+#: explanation to be reported (ln 50: fifty times likelier; a model file's fitted
+#: ``decode.illegal_margin`` replaces it).
 ILLEGAL_MARGIN = math.log(50.0)
 #: Two legal explanations closer than this (ln 4) are "close": the players are asked to confirm
 #: (a model file's fitted ``decode.close_margin`` replaces it).
@@ -45,12 +52,13 @@ class Decoded:
     move: Move | None
     close: tuple[Move | None, ...] = ()
     margin: float = math.inf
-    trusted_argmax: bool = False
-    #: How many nats likelier the argmax board is than the best legal explanation (0: the
-    #: argmax board is explained; inf: nothing was decoded, the observation is partial).
-    argmax_gap: float = math.inf
-    #: When the argmax board is reported: the likeliest legal move, which the players may say
-    #: they made (None: no change was likelier than any move).
+    #: True when the observation is an illegal placement, or partial (nothing was decoded).
+    as_seen: bool = False
+    #: How many nats likelier the best illegal placement is than the best legal explanation
+    #: (-inf: there is none; inf: nothing was decoded, the observation is partial).
+    illegal_gap: float = math.inf
+    #: When an illegal placement is reported: the likeliest legal move, which the players may
+    #: say they made (None: no change was likelier than any move).
     nearest: Move | None = None
 
 
@@ -79,6 +87,13 @@ def illegal_margin(game: str) -> float:
     return _fitted(game, "illegal_margin", ILLEGAL_MARGIN)
 
 
+def legal_changes(game: Game) -> list[tuple[Move, dict[str, Content]]]:
+    """Every legal move of ``game`` with the cells it changes (none once the game is over)."""
+    if game.is_over:
+        return []
+    return [(move, game.changes_after(move)) for move in game.legal_moves()]
+
+
 def decode(
     game: Game,
     obs: Observation,
@@ -87,46 +102,68 @@ def decode(
 ) -> Decoded:
     """The most likely observation given the reader's per-cell probabilities and the rules;
     explanations within ``close_within`` nats of the best are close (default: the model's
-    :func:`close_margin`), and the argmax board is reported as seen when it is more than
+    :func:`close_margin`), and the likeliest illegal placement is reported when it is more than
     ``illegal_beyond`` nats likelier than every legal explanation (default: the model's
     :func:`illegal_margin`)."""
     within = close_margin(game.name) if close_within is None else close_within
     beyond = illegal_margin(game.name) if illegal_beyond is None else illegal_beyond
     probs = obs.probabilities
     if not probs or obs.partial:
-        return Decoded(obs, None, trusted_argmax=True)
+        return Decoded(obs, None, as_seen=True)
     view = game.view()
     visible = [name for name in view if name in probs]
 
     def gain(changes: dict[str, Content]) -> float:
         return sum(_cost(probs[c], new) - _cost(probs[c], view[c]) for c, new in changes.items())
 
-    argmax = {c: max(probs[c].items(), key=lambda kv: kv[1])[0] for c in visible}
-    argmax_changes = {c: a for c, a in argmax.items() if a != view[c]}
-    argmax_cost = gain(argmax_changes)
-
     unsure = {c for c in visible if probs[c].get(view[c], 0.0) < 1.0 - 1e-3}
+    legal = legal_changes(game) if unsure else []
     scored: list[tuple[float, Move | None, dict[str, Content]]] = [(0.0, None, {})]
-    if unsure and not game.is_over:
-        for move in game.legal_moves():
-            changes = game.changes_after(move)
-            if all(c in probs for c in changes) and changes.keys() & unsure:
-                scored.append((gain(changes), move, changes))
+    for move, changes in legal:
+        if all(c in probs for c in changes) and changes.keys() & unsure:
+            scored.append((gain(changes), move, changes))
     scored.sort(key=lambda item: item[0])
     best_cost, best_move, best_changes = scored[0]
 
-    gap = best_cost - argmax_cost
-    if gap > beyond:
-        cells = dict(obs.cells)
-        cells.update(argmax)
-        return Decoded(
-            replace(obs, cells=cells), None, trusted_argmax=True, argmax_gap=gap, nearest=best_move
-        )
-
+    illegal_cost, illegal = _likeliest_illegal(game, probs, visible, unsure, legal, gain)
+    gap = best_cost - illegal_cost
     cells = dict(obs.cells)
     cells.update({c: view[c] for c in visible})
+    if gap > beyond:
+        cells.update(illegal)
+        return Decoded(
+            replace(obs, cells=cells), None, as_seen=True, illegal_gap=gap, nearest=best_move
+        )
+
     cells.update(best_changes)
     margin = scored[1][0] - best_cost if len(scored) > 1 else math.inf
     close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < within)
     close = close if len(close) > 1 else ()
-    return Decoded(replace(obs, cells=cells), best_move, close, margin, argmax_gap=gap)
+    return Decoded(replace(obs, cells=cells), best_move, close, margin, illegal_gap=gap)
+
+
+def _likeliest_illegal(
+    game: Game,
+    probs: dict[str, dict[Content, float]],
+    visible: list[str],
+    unsure: set[str],
+    legal: list[tuple[Move, dict[str, Content]]],
+    gain: Callable[[dict[str, Content]], float],
+) -> tuple[float, dict[str, Content]]:
+    """The likeliest illegal explanation and its cost: a placement on unsure cells that no
+    legal move makes (once the game is over: the argmax board's changes)."""
+    if game.is_over:
+        view = game.view()
+        argmax = {c: max(probs[c].items(), key=lambda kv: kv[1])[0] for c in visible}
+        changes = {c: a for c, a in argmax.items() if a != view[c]}
+        return (gain(changes), changes) if changes else (math.inf, {})
+    made = {frozenset(changes.items()) for _, changes in legal}
+    contents = {content for c in unsure for content in probs[c]}
+    best: tuple[float, dict[str, Content]] = (math.inf, {})
+    for changes in placements(game, unsure, (ch for _, ch in legal), contents):
+        seen = all(content in probs[c] for c, content in changes.items())
+        if seen and frozenset(changes.items()) not in made:
+            cost = gain(changes)
+            if cost < best[0]:
+                best = (cost, changes)
+    return best

@@ -6,7 +6,8 @@ import random
 import pytest
 
 from engine import GAMES, ILLEGAL, Event, Observation, new_game
-from engine.attempts import illegal_attempt
+from engine.attempts import illegal_attempt, placements
+from engine.grid import parse_square
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))
@@ -34,3 +35,59 @@ def test_an_attempt_is_a_legal_moves_pieces_on_cells_the_rules_forbid(name, move
     assert changed and all(view[n] is not None for n in changed)  # pieces put down, none lifted
     verdict = game.infer(Observation(name, view))
     assert verdict.kind == ILLEGAL and verdict.reason == reason
+
+
+def _group(changes):
+    """The pieces of ``changes`` by offset from their lowest square (one piece: anywhere)."""
+    if len(changes) == 1:
+        return tuple(changes.values())
+    at = {parse_square(n): c for n, c in changes.items()}
+    x0, y0 = min(at)
+    return tuple(sorted(((x - x0, y - y0), c) for (x, y), c in at.items()))
+
+
+def _after(name, moves):
+    game = new_game(name)
+    rng = random.Random(moves)
+    for _ in range(moves):
+        action = game.random_move(rng)
+        game.handle(action) if isinstance(action, Event) else game.play(action)
+    return game
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("moves", [0, 5])
+def test_placements_put_a_legal_moves_pieces_on_the_given_cells_where_they_fit(name, moves):
+    game = _after(name, moves)
+    view = game.view()
+    legal = [game.changes_after(m) for m in game.legal_moves()]
+    cells = sorted(view)[::2]  # every other cell
+    found = placements(game, cells, legal)
+    assert found
+    groups = {_group(ch) for ch in legal if None not in ch.values()}
+    for changes in found:
+        assert set(changes) <= set(cells)
+        assert all(view[n] is None or game.can_cover(view[n], c) for n, c in changes.items())
+        assert _group(changes) in groups  # a legal move's group of pieces, moved
+    # the legal changes that put pieces down on those cells only are among them
+    within = [ch for ch in legal if set(ch) <= set(cells) and None not in ch.values()]
+    assert all(ch in found for ch in within)
+
+
+@pytest.mark.parametrize("name", ["blokus", "blokus-duo", "gobblet"])
+def test_placements_in_another_players_colour_are_pieces_put_down_out_of_turn(name):
+    game = _after(name, 4)
+    legal = [game.changes_after(m) for m in game.legal_moves()]
+    cells = [n for n, c in game.view().items() if c is None]
+    other = next(p for p in game.players if p != game.to_move)
+    theirs = {c for ch in legal for c in ch.values()}
+    theirs = {c._replace(color=other) if hasattr(c, "_replace") else other for c in theirs}
+    own = placements(game, cells, legal)
+    both = placements(game, cells, legal, contents=theirs)
+    assert all(game.owner(c) == game.to_move for ch in own for c in ch.values())
+    out_of_turn = [ch for ch in both if ch not in own]
+    assert out_of_turn and all(game.owner(c) == other for ch in out_of_turn for c in ch.values())
+    # each one is flagged: it is not the mover's piece
+    for changes in out_of_turn[:20]:
+        board = {**game.view(), **changes}
+        assert game.infer(Observation(name, board)).kind == ILLEGAL

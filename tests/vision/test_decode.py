@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from engine import ILLEGAL, MOVE, Observation, new_game
+from engine import ILLEGAL, MOVE, Event, Observation, new_game
+from engine.grid import parse_square, square_name
 from vision.decode import CLOSE_MARGIN, decode
 
 COLOURS = ("orange", "violet", None)
@@ -65,7 +66,7 @@ def test_a_confidently_seen_illegal_placement_is_not_corrected():
     seen = _lone_square(game)
     probs = _probabilities(seen, sure=0.999)
     decoded = decode(game, Observation("blokus", seen, probabilities=probs))
-    assert decoded.trusted_argmax
+    assert decoded.as_seen
     assert game.infer(decoded.observation).kind == ILLEGAL
 
 
@@ -161,29 +162,103 @@ def test_the_illegal_margin_comes_from_the_model_file_and_the_gap_is_reported():
     seen = _lone_square(game)
     probs = _probabilities(seen, sure=0.9)
     obs = Observation("blokus", seen, probabilities=probs)
-    gap = decode(game, obs, illegal_beyond=math.inf).argmax_gap
+    gap = decode(game, obs, illegal_beyond=math.inf).illegal_gap
     # the best legal explanation (no change) leaves the square's 0.9 / 0.05 unexplained
     assert gap == pytest.approx(math.log(0.9 / 0.05))
-    assert decode(game, obs, illegal_beyond=gap - 0.01).trusted_argmax
+    assert decode(game, obs, illegal_beyond=gap - 0.01).as_seen
     below = decode(game, obs, illegal_beyond=gap + 0.01)
-    assert not below.trusted_argmax and below.observation.cells == view
+    assert not below.as_seen and below.observation.cells == view
 
 
-def test_a_reported_argmax_board_names_the_likeliest_legal_move():
+def _shifted(game, move):
+    """``move``'s squares moved to empty squares where the rules forbid them."""
+    view = game.view()
+    for dx, dy in ((dx, dy) for dx in range(-6, 7) for dy in range(-6, 7) if dx or dy):
+        try:
+            moved = [square_name(x + dx, y + dy) for x, y in map(parse_square, move.cells())]
+        except (IndexError, ValueError):
+            continue
+        if all(view.get(n, "off") is None for n in moved):
+            board = {**view, **dict.fromkeys(moved, game.to_move)}
+            if game.infer(Observation("blokus", board)).kind == ILLEGAL:
+                return moved
+    raise AssertionError("no such squares")
+
+
+def test_a_reported_placement_names_the_likeliest_legal_move():
     game, _ = _game_after(4)
     a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
-    seen = {**game.view(), **game.changes_after(a)}
-    other = "violet" if game.to_move == "orange" else "orange"
-    misread = a.cells()[0]  # one square of the new piece leans to the other colour
-    seen[misread] = other
-    probs = _probabilities(seen, sure=0.999)
-    probs[misread] = {other: 0.6, game.to_move: 0.39, None: 0.01}
-    decoded = decode(game, Observation("blokus", seen, probabilities=probs), illegal_beyond=0.0)
-    assert decoded.trusted_argmax and decoded.move is None
-    assert decoded.nearest == a  # the move whose squares were seen, one of them doubtfully
+    # a's piece seen surely on squares the rules forbid, a's own squares 60:40 for the piece
+    placed = _shifted(game, a)
+    seen = {**game.view(), **dict.fromkeys(placed, game.to_move)}
+    overrides = {c: {game.to_move: 0.6, None: 0.4} for c in a.cells()}
+    probs = _probabilities(seen, sure=0.999, overrides=overrides)
+    decoded = decode(game, Observation("blokus", seen, probabilities=probs))
+    assert decoded.as_seen and decoded.move is None
+    assert decoded.nearest == a  # the move whose squares were seen, doubtfully
+    assert decoded.observation.cells == seen  # the placement, and a's squares as they were
+    assert game.infer(decoded.observation).kind == ILLEGAL
     # a piece seen far from any legal place: no change is the likeliest legal explanation
     far = _lone_square(game)
     lone = decode(
         game, Observation("blokus", far, probabilities=_probabilities(far, 0.999)), None, 0.0
     )
-    assert lone.trusted_argmax and lone.nearest is None
+    assert lone.as_seen and lone.nearest is None
+
+
+def test_a_cell_the_move_left_alone_read_wrongly_does_not_make_the_move_illegal():
+    game, _ = _game_after(4)
+    a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
+    seen = {**game.view(), **game.changes_after(a)}
+    other = "violet" if game.to_move == "orange" else "orange"
+    # an empty square far from the new piece is read surely as the other colour
+    far = next(c for c, v in game.view().items() if v is None and c not in _near(a.cells()))
+    seen[far] = other
+    probs = _probabilities(seen, sure=0.999)
+    obs = Observation("blokus", seen, probabilities=probs)
+    assert game.infer(obs).kind != MOVE  # the board as read is no move
+    decoded = decode(game, obs, illegal_beyond=0.0)  # however small the margin
+    assert decoded.move == a and not decoded.as_seen
+    assert decoded.observation.cells[far] is None  # the square keeps its accepted content
+
+
+def _near(cells):
+    out = set()
+    for x, y in map(parse_square, cells):
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                if x + dx >= 0 and y + dy >= 0:
+                    out.add(square_name(x + dx, y + dy))
+    return out
+
+
+def test_a_piece_put_down_out_of_turn_is_flagged():
+    game, _ = _game_after(4)
+    a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
+    other = "violet" if game.to_move == "orange" else "orange"
+    seen = {**game.view(), **dict.fromkeys(a.cells(), other)}
+    probs = _probabilities(seen, sure=0.999)
+    decoded = decode(game, Observation("blokus", seen, probabilities=probs))
+    assert decoded.as_seen and decoded.observation.cells == seen
+    assert game.infer(decoded.observation).kind == ILLEGAL
+
+
+def test_anything_put_down_once_the_game_is_over_is_flagged():
+    game = new_game("gobblet")
+    rng = random.Random(3)
+    while not game.is_over:
+        action = game.random_move(rng)
+        game.handle(action) if isinstance(action, Event) else game.play(action)
+    view = game.view()
+    empty = next((c for c, v in view.items() if v is None), None)
+    target = empty or next(iter(view))
+    piece = next(iter(c for c in view.values() if c is not None))
+    seen = {**view, target: piece._replace(size=4)}
+    classes = {None, *(c for c in seen.values())}
+    probs = {
+        c: {k: (0.999 if k == v else 0.001 / len(classes)) for k in classes}
+        for c, v in seen.items()
+    }
+    decoded = decode(game, Observation("gobblet", seen, probabilities=probs))
+    assert decoded.as_seen and decoded.observation.cells[target] == seen[target]
+    assert game.infer(decoded.observation).kind == ILLEGAL

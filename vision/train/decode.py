@@ -4,11 +4,12 @@ domain.
 Each sample game is filmed and read as at a table (:func:`vision.bench_table.filmed_game`, the
 model's reader calibrated on every accepted board, its adaptation on), and once a game a player
 first puts a legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`)
-and takes them back. Every such board is decoded twice with no close margin: trusting the
-argmax board whenever the rules cannot explain it, and never; that gives both verdicts, how
-much likelier the argmax board is than the best legal explanation (``Decoded.argmax_gap``) and
-how far the second-best explanation is behind the best (``Decoded.margin``). An illegal margin
-``i`` and a close margin ``c`` then trust the argmax board when its gap exceeds ``i``, else ask
+and takes them back. Every such board is decoded twice with no close margin: reporting the
+likeliest illegal placement whenever it is likelier than every legal explanation, and never;
+that gives both verdicts, how much likelier that placement is than the best legal explanation
+(``Decoded.illegal_gap``) and how far the second-best explanation is behind the best
+(``Decoded.margin``). An illegal margin ``i`` and a close margin ``c`` then report the illegal
+placement when its gap exceeds ``i``, else ask
 the players to confirm every board whose margin is below ``c``. The pair of least cost is kept:
 :data:`~vision.decode.WRONG_COST` per false verdict (another move accepted, or an illegal
 placement let stand as a move or as no change), 1 per board refused (a legal move asked about,
@@ -51,10 +52,10 @@ class Judged:
     """One filmed board's verdicts: a legal move (``illegal`` False) or an illegal placement."""
 
     illegal: bool
-    #: The verdict when the argmax board is trusted, and when the best legal one is taken.
+    #: The verdict when the illegal placement is reported, and when the best legal one is taken.
     trusted: str
     decoded: str
-    #: Nats the argmax board is likelier than the best legal explanation (inf: partial).
+    #: Nats the illegal placement is likelier than the best legal explanation (inf: partial).
     gap: float
     #: Nats the second-best legal explanation is behind the best.
     margin: float
@@ -100,7 +101,7 @@ def judged_boards(model: CellModel, recipe: dict[str, Any], index: int, seed: in
                     shot.illegal is not None,
                     _outcome(shot.referee, trusted.observation, shot.played),
                     _outcome(shot.referee, never.observation, shot.played),
-                    never.argmax_gap,
+                    never.illegal_gap,
                     never.margin,
                 )
             )
