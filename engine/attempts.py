@@ -8,11 +8,11 @@ decoder to weigh what the players may have done against the legal moves (:func:`
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from typing import Any
 
 from .core import ILLEGAL, FormatError, Game, Observation
-from .grid import FILES, parse_square, square_name
+from .grid import parse_square, square_name
 
 #: Legal moves tried (shuffled) before giving up on a position.
 MOVES_TRIED = 40
@@ -39,31 +39,27 @@ def _shifted(cells: dict[str, Any], dx: int, dy: int, names: set[str]) -> dict[s
     return out
 
 
-Shape = tuple[tuple[tuple[int, int], Any], ...]
-"""A group of pieces by their offsets from the group's first square, as :func:`_shape` gives it."""
-
-
-def _shape(changes: Mapping[str, Any]) -> Shape | None:
-    """The pieces of ``changes`` by offset from their lowest square (a lone piece: offset
-    (0, 0), on any cell); ``None`` when they lie on cells that are no grid squares."""
+def _group(changes: Mapping[str, Any]) -> Hashable | None:
+    """What ``changes`` put down, wherever it is: the pieces by offset from their lowest square
+    (a lone piece: its content); ``None`` when they lie on cells that are no grid squares."""
     if len(changes) == 1:
-        return (((0, 0), next(iter(changes.values()))),)
+        return next(iter(changes.values()))
     try:
-        squares = {name: parse_square(name) for name in changes}
+        squares = {parse_square(name): content for name, content in changes.items()}
     except FormatError:
         return None
-    x0, y0 = min(squares.values())
-    return tuple(sorted(((x - x0, y - y0), changes[n]) for n, (x, y) in squares.items()))
+    x0, y0 = min(squares)
+    return tuple(sorted(((x - x0, y - y0), content) for (x, y), content in squares.items()))
 
 
-def _recoloured(game: Game, shape: Shape, contents: Collection[Any]) -> list[Shape]:
-    """``shape``, and the same group in each of ``contents`` another player owns when its
-    pieces are all one content of the player to move (a piece put down out of turn)."""
-    kinds = {content for _, content in shape}
+def _recoloured(game: Game, changes: dict[str, Any], contents: Collection[Any]) -> list[dict]:
+    """``changes``, and the same cells in each of ``contents`` another player owns when they
+    all show one content of the player to move (pieces put down out of turn)."""
+    kinds = set(changes.values())
     if len(kinds) != 1 or game.owner(next(iter(kinds))) != game.to_move:
-        return [shape]
+        return [changes]
     others = [c for c in contents if game.owner(c) not in (None, game.to_move)]
-    return [shape] + [tuple((at, other) for at, _ in shape) for other in others]
+    return [changes] + [dict.fromkeys(changes, other) for other in others]
 
 
 def placements(
@@ -77,55 +73,45 @@ def placements(
     empty a cell make none) put down as a group anywhere on ``cells``, each on an empty cell or
     over a piece it can cover (:meth:`Game.can_cover`), and the same pieces in the colour of
     another player, from ``contents`` (out of turn). The legal changes are among them."""
-    view = game.view()
-    within = set(cells)
-    shapes: set[Shape] = set()
+    groups: dict[Hashable, dict[str, Any]] = {}
     for changes in legal:
         if changes and all(content is not None for content in changes.values()):
-            shape = _shape(changes)
-            if shape is not None:
-                shapes.update(_recoloured(game, shape, contents))
-    squares: dict[str, tuple[int, int]] = {}
+            for group in _recoloured(game, dict(changes), contents):
+                key = _group(group)
+                if key is not None:
+                    groups.setdefault(key, group)
+    within = set(cells)
+    squares: dict[tuple[int, int], str] = {}
     for name in within:
         try:
-            squares[name] = parse_square(name)
+            squares[parse_square(name)] = name
         except FormatError:
             continue
+    view = game.view()
     found: dict[frozenset[tuple[str, Any]], dict[str, Any]] = {}
-    for shape in shapes:
-        anchors = within if len(shape) == 1 else squares
-        for anchor in anchors:
-            target = _put(game, view, shape, anchor, squares, within)
-            if target is not None:
+    for key, group in groups.items():
+        if len(group) == 1:
+            (content,) = group.values()
+            targets: Iterable[dict[str, Any] | None] = ({n: content} for n in within)
+        else:
+            targets = (_laid(key, x, y, squares) for x, y in squares)
+        for target in targets:
+            if target is not None and all(
+                view[n] is None or game.can_cover(view[n], c) for n, c in target.items()
+            ):
                 found.setdefault(frozenset(target.items()), target)
     return list(found.values())
 
 
-def _put(
-    game: Game,
-    view: Mapping[str, Any],
-    shape: Shape,
-    anchor: str,
-    squares: Mapping[str, tuple[int, int]],
-    within: Collection[str],
-) -> dict[str, Any] | None:
-    """``shape`` with its first piece (offset (0, 0)) on ``anchor``, when every piece lands on
-    a cell of ``within`` where it fits; else ``None``."""
-    if len(shape) == 1:
-        cells = {anchor: shape[0][1]}
-    else:
-        x, y = squares[anchor]
-        cells = {}
-        for (dx, dy), content in shape:
-            col, row = x + dx, y + dy
-            name = square_name(col, row) if 0 <= col < len(FILES) and row >= 0 else ""
-            if name not in within:
-                return None
-            cells[name] = content
-    for name, content in cells.items():
-        under = view.get(name)
-        if under is not None and not game.can_cover(under, content):
+def _laid(group: Any, x: int, y: int, squares: dict[tuple[int, int], str]) -> dict[str, Any] | None:
+    """``group`` (:func:`_group`) with its lowest square at (``x``, ``y``), when every piece
+    lands on one of ``squares`` (position -> name); else ``None``."""
+    cells = {}
+    for (dx, dy), content in group:
+        name = squares.get((x + dx, y + dy))
+        if name is None:
             return None
+        cells[name] = content
     return cells
 
 
