@@ -48,6 +48,24 @@ def test_the_tally_flags_an_illegal_placement_seen_and_lets_stand_one_read_as_be
     assert tally.moves == 0 and tally.boards == 0
 
 
+def _copy_elsewhere(game, move):
+    """``move``'s squares shifted onto empty squares where the rules forbid the piece."""
+    from engine.grid import parse_square, square_name
+
+    view = game.view()
+    for dx in range(-8, 9):
+        for dy in range(-8, 9):
+            try:
+                moved = [square_name(x + dx, y + dy) for x, y in map(parse_square, move.cells())]
+            except IndexError:
+                continue
+            if all(view.get(n, "off") is None for n in moved):
+                board = {**view, **dict.fromkeys(moved, game.to_move)}
+                if game.infer(Observation(game.name, board)).kind == ILLEGAL:
+                    return moved
+    raise AssertionError("no such squares")
+
+
 def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alone():
     from engine import new_game
 
@@ -60,18 +78,26 @@ def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alon
     empty = next(c for c, v in after.items() if v is None)
     own = next(iter(game.changes_after(played)))
 
-    def read(cells):
-        return Observation("blokus-duo", cells, probabilities=_probabilities(cells))
+    def read(cells, doubtful=()):
+        probs = _probabilities(cells)
+        for cell in doubtful:  # 60:40 for what the cell shows, against empty
+            probs[cell] = {c: 0.0 for c in probs[cell]} | {cells[cell]: 0.6, None: 0.4}
+        return Observation("blokus-duo", cells, probabilities=probs)
 
     tally = Tally()
     tally.judge(game, read(after), played)  # read right: accepted, nothing counted
     assert (tally.moves_right, tally.failed_elsewhere, tally.failed_only_elsewhere) == (1, 0, 0)
-    # a square of the piece accepted before read empty, and an empty square read as a piece:
-    # both refused for a cell the move leaves alone, the move's own squares read right
+    # a square of the piece accepted before read empty, an empty square read as a piece: the
+    # decoder keeps what those cells showed, the move is accepted all the same
     tally.judge(game, read({**after, old: None}), played)
     tally.judge(game, read({**after, empty: after[own]}), played)
-    assert (tally.moves, tally.moves_right, tally.moves_wrong) == (3, 1, 0)
-    assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (2, 2)
+    assert (tally.moves, tally.moves_right, tally.failed_elsewhere) == (3, 3, 0)
+    # the piece seen surely on squares the rules forbid too, its own squares read right but
+    # doubtfully: flagged illegal, lost to cells the move leaves alone only
+    copy = dict.fromkeys(_copy_elsewhere(game, played), game.to_move)
+    tally.judge(game, read({**after, **copy}, doubtful=played.cells()), played)
+    assert (tally.moves, tally.moves_right, tally.moves_wrong) == (4, 3, 0)
+    assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (1, 1)
     # the move's own square misread too: elsewhere, but not only elsewhere
-    tally.judge(game, read({**after, old: None, own: None}), played)
-    assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (3, 2)
+    tally.judge(game, read({**after, **copy, own: None}, doubtful=played.cells()), played)
+    assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (2, 1)
