@@ -2,11 +2,13 @@
 
 Used to script the simulated game night (:mod:`firmware.scenario`), to film illegal placements
 for the vision's fits and benchmarks (:func:`vision.bench_table.filmed_game`), and by the vision
-decoder to weigh what the players may have done against the legal moves (:func:`placements`).
+decoder to weigh what the players may have done against the legal moves (:func:`placements`,
+and :func:`takebacks`: an earlier move's pieces lifted off again).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Collection, Hashable, Iterable, Mapping
 from typing import Any
@@ -101,6 +103,20 @@ def placements(
             ):
                 found.setdefault(frozenset(target.items()), target)
     return list(found.values())
+
+
+def takebacks(game: Game, cells: Collection[str]) -> list[dict[str, Any]]:
+    """Every way taking one earlier action back by hand may change the board on ``cells`` only:
+    the cells it changed, while they still show what it made, back to what they showed before
+    it (a piece knocked off the board or lifted again)."""
+    views = game.views()
+    now, within = views[-1], set(cells)
+    out = []
+    for before, after in itertools.pairwise(views):
+        changed = [n for n in after if after[n] != before[n]]
+        if changed and within.issuperset(changed) and all(now[n] == after[n] for n in changed):
+            out.append({n: before[n] for n in changed})
+    return out
 
 
 def _laid(group: Any, x: int, y: int, squares: dict[tuple[int, int], str]) -> dict[str, Any] | None:

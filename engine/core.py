@@ -308,6 +308,19 @@ class Game(ABC):
         """Moves and accepted events since the start, oldest first."""
         return tuple(action for action, _ in self._history)
 
+    def views(self) -> list[dict[str, Content]]:
+        """What the camera saw before each action of :attr:`history`, and what it sees now:
+        ``len(history) + 1`` views, oldest first."""
+        now = self.state
+        seen = []
+        try:
+            for _, state in self._history:
+                self.state = state
+                seen.append(self.view())
+        finally:
+            self.state = now
+        return [*seen, self.view()]
+
     def changes_after(self, move: Move) -> dict[str, Content]:
         """Cell name -> new content for the cells ``move`` would change (the state is kept).
 

@@ -3,17 +3,18 @@
 A reader gives, for every visible cell, probabilities over its possible contents. Trusting each
 cell alone (the argmax board) rejects legal moves whenever one cell is misread. Instead every
 explanation is scored by its log-likelihood: no change, each legal move from the accepted state,
-and each placement the rules may forbid (:func:`engine.attempts.placements`: one legal move's
-pieces put down on other cells the reader is unsure about, or in another player's colour). The
-best legal explanation wins unless the best illegal placement is much more likely, which means
-the players really did something the rules forbid: then that placement is reported and the
-engine flags it, never "corrected" into a legal move. An illegal explanation is one placement,
-not the whole argmax board, so a cell the move left alone and the reader misread does not turn
-a legal move into an illegal one (once the game is over, the argmax board is the explanation:
-nothing may be placed). When the two best legal explanations are close, the result says so, so
-the appliance can ask the players to confirm.
+and each act the rules may forbid (:func:`engine.attempts.placements`: one legal move's pieces
+put down on other cells the reader is unsure about, or in another player's colour;
+:func:`engine.attempts.takebacks`: an earlier move's pieces lifted off again). The best legal
+explanation wins unless the best illegal act is much more likely, which means the players
+really did something the rules forbid: then that act is reported and the engine flags it, never
+"corrected" into a legal move. An illegal explanation is one act of the players, not the whole
+argmax board, so a cell the move left alone and the reader misread does not turn a legal move
+into an illegal one (once the game is over, the argmax board is the explanation: nothing may be
+placed). When the two best legal explanations are close, the result says so, so the appliance
+can ask the players to confirm.
 
-How much likelier the illegal placement must be (the illegal margin) and how close is close are
+How much likelier the illegal act must be (the illegal margin) and how close is close are
 fitted, per model, on whole games of the training domain with an illegal placement in each
 (``vision.train.decode``: a false verdict costs as much as :data:`WRONG_COST` questions to the
 players) and kept in the model file's ``decode``; :data:`ILLEGAL_MARGIN` and
@@ -27,12 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine import Game, Move, Observation
-from engine.attempts import placements
+from engine.attempts import placements, takebacks
 from engine.core import Content
 
 #: Probability floor: a reader is never absolutely sure.
 EPSILON = 1e-4
-#: The best illegal placement must be more than this many nats likelier than every legal
+#: The best illegal act must be more than this many nats likelier than every legal
 #: explanation to be reported (ln 50: fifty times likelier; a model file's fitted
 #: ``decode.illegal_margin`` replaces it).
 ILLEGAL_MARGIN = math.log(50.0)
@@ -52,12 +53,12 @@ class Decoded:
     move: Move | None
     close: tuple[Move | None, ...] = ()
     margin: float = math.inf
-    #: True when the observation is an illegal placement, or partial (nothing was decoded).
+    #: True when the observation is an illegal act, or partial (nothing was decoded).
     as_seen: bool = False
-    #: How many nats likelier the best illegal placement is than the best legal explanation
+    #: How many nats likelier the best illegal act is than the best legal explanation
     #: (-inf: there is none; inf: nothing was decoded, the observation is partial).
     illegal_gap: float = math.inf
-    #: When an illegal placement is reported: the likeliest legal move, which the players may
+    #: When an illegal act is reported: the likeliest legal move, which the players may
     #: say they made (None: no change was likelier than any move).
     nearest: Move | None = None
 
@@ -102,7 +103,7 @@ def decode(
 ) -> Decoded:
     """The most likely observation given the reader's per-cell probabilities and the rules;
     explanations within ``close_within`` nats of the best are close (default: the model's
-    :func:`close_margin`), and the likeliest illegal placement is reported when it is more than
+    :func:`close_margin`), and the likeliest illegal act is reported when it is more than
     ``illegal_beyond`` nats likelier than every legal explanation (default: the model's
     :func:`illegal_margin`)."""
     within = close_margin(game.name) if close_within is None else close_within
@@ -150,8 +151,9 @@ def _likeliest_illegal(
     legal: list[tuple[Move, dict[str, Content]]],
     gain: Callable[[dict[str, Content]], float],
 ) -> tuple[float, dict[str, Content]]:
-    """The likeliest illegal explanation and its cost: a placement on unsure cells that no
-    legal move makes (once the game is over: the argmax board's changes)."""
+    """The likeliest illegal explanation and its cost: a placement, or an earlier move taken
+    back, on unsure cells that no legal move makes (once the game is over: the argmax board's
+    changes)."""
     if game.is_over:
         view = game.view()
         argmax = {c: max(probs[c].items(), key=lambda kv: kv[1])[0] for c in visible}
@@ -160,7 +162,8 @@ def _likeliest_illegal(
     made = {frozenset(changes.items()) for _, changes in legal}
     contents = {content for c in unsure for content in probs[c]}
     best: tuple[float, dict[str, Content]] = (math.inf, {})
-    for changes in placements(game, unsure, (ch for _, ch in legal), contents):
+    acts = placements(game, unsure, (ch for _, ch in legal), contents) + takebacks(game, unsure)
+    for changes in acts:
         seen = all(content in probs[c] for c, content in changes.items())
         if seen and frozenset(changes.items()) not in made:
             cost = gain(changes)

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from engine import GAMES, ILLEGAL, Event, Observation, new_game
-from engine.attempts import illegal_attempt, placements
+from engine import AMBIGUOUS, GAMES, ILLEGAL, Event, Observation, new_game
+from engine.attempts import illegal_attempt, placements, takebacks
 from engine.grid import parse_square
 
 
@@ -91,3 +91,22 @@ def test_placements_in_another_players_colour_are_pieces_put_down_out_of_turn(na
     for changes in out_of_turn[:20]:
         board = {**game.view(), **changes}
         assert game.infer(Observation(name, board)).kind == ILLEGAL
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_takebacks_lift_an_earlier_moves_pieces_while_they_still_show(name):
+    game = _after(name, 6)
+    views = game.views()
+    assert len(views) == len(game.history) + 1 and views[-1] == game.view()
+    record = game.to_record()
+    found = takebacks(game, list(game.view()))
+    assert game.to_record() == record  # nothing was played or undone
+    # the last move taken back: the board as it was before it
+    assert {**views[-1], **found[-1]} == views[-2]
+    # the referee never takes one for a move: it says the board is wrong ("check the board")
+    legal = [game.changes_after(m) for m in game.legal_moves()]
+    for changes in found:
+        board = {**game.view(), **changes}
+        assert changes in legal or game.infer(Observation(name, board)).kind in (ILLEGAL, AMBIGUOUS)
+    # only within the given cells
+    assert takebacks(game, []) == []

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from engine import ILLEGAL, MOVE, Event, Observation, new_game
+from engine import AMBIGUOUS, ILLEGAL, MOVE, Event, Observation, new_game
 from engine.grid import parse_square, square_name
 from vision.decode import CLOSE_MARGIN, decode
 
@@ -262,3 +262,12 @@ def test_anything_put_down_once_the_game_is_over_is_flagged():
     decoded = decode(game, Observation("gobblet", seen, probabilities=probs))
     assert decoded.as_seen and decoded.observation.cells[target] == seen[target]
     assert game.infer(decoded.observation).kind == ILLEGAL
+
+
+def test_a_piece_taken_off_again_is_flagged():
+    game, _ = _game_after(4)
+    last = game.views()[-2]  # the board before the last piece was put down
+    probs = _probabilities(last, sure=0.999)
+    decoded = decode(game, Observation("blokus", last, probabilities=probs))
+    assert decoded.as_seen and decoded.observation.cells == last
+    assert game.infer(decoded.observation).kind == AMBIGUOUS  # "check the board"
