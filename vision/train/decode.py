@@ -5,16 +5,16 @@ Each sample game is filmed and read as at a table (:func:`vision.bench_table.fil
 model's reader calibrated on every accepted board, its adaptation on), and once a game a player
 first puts a legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`)
 and takes them back. Every such board is decoded twice with no close margin: reporting the
-likeliest illegal placement whenever it is likelier than every legal explanation, and never;
-that gives both verdicts, how much likelier that placement is than the best legal explanation
-(``Decoded.illegal_gap``) and how far the second-best explanation is behind the best
-(``Decoded.margin``). An illegal margin ``i`` and a close margin ``c`` then report the illegal
-placement when its gap exceeds ``i``, else ask
-the players to confirm every board whose margin is below ``c``. The pair of least cost is kept:
-:data:`~vision.decode.WRONG_COST` per false verdict (another move accepted, or an illegal
-placement let stand as a move or as no change), 1 per board refused (a legal move asked about,
-called illegal, unclear or no change; an illegal placement asked about or unclear). Ties go to
-the smaller close margin, then to the middle of the tied illegal margins.
+likeliest illegal act (:mod:`vision.decode`) whenever it is likelier than every legal
+explanation, and never; that gives both verdicts, how much likelier that act is than the best
+legal explanation (``Decoded.illegal_gap``) and how far the second-best explanation is behind
+the best (``Decoded.margin``). An illegal margin ``i`` and a close margin ``c`` then report the
+illegal act when its gap exceeds ``i``, else ask the players to confirm every board whose margin
+is below ``c``. The pair of least cost is kept: :data:`~vision.decode.WRONG_COST` per false
+verdict (another move accepted, or an illegal placement let stand as a move or as no change), 1
+per board refused (a legal move asked about, called illegal, unclear or no change; an illegal
+placement asked about or unclear). Ties go to the smaller close margin, then to the middle of
+the tied illegal margins.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ class Judged:
     """One filmed board's verdicts: a legal move (``illegal`` False) or an illegal placement."""
 
     illegal: bool
-    #: The verdict when the illegal placement is reported, and when the best legal one is taken.
+    #: The verdict when the illegal act is reported, and when the best legal one is taken.
     trusted: str
     decoded: str
-    #: Nats the illegal placement is likelier than the best legal explanation (inf: partial).
+    #: Nats the illegal act is likelier than the best legal explanation (inf: partial).
     gap: float
     #: Nats the second-best legal explanation is behind the best.
     margin: float
