@@ -161,7 +161,10 @@ def test_kill_9_in_the_middle_of_writing_loses_no_acknowledged_move(tmp_path, to
             acknowledged.append(json.loads(line))
     finally:
         os.kill(writer.pid, signal.SIGKILL)
-        rest, _ = writer.communicate(timeout=10)
+        # through the buffered reader: communicate() with a timeout reads the pipe itself and
+        # would drop acknowledgements readline() had already buffered
+        rest = writer.stdout.read()
+        writer.wait(timeout=10)
     assert writer.returncode == -signal.SIGKILL
     acknowledged += [
         json.loads(line) for line in rest.splitlines(keepends=True) if line[-1:] == b"\n"
