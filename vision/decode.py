@@ -159,6 +159,8 @@ def _likeliest_illegal(
         argmax = {c: max(probs[c].items(), key=lambda kv: kv[1])[0] for c in visible}
         changes = {c: a for c, a in argmax.items() if a != view[c]}
         return (gain(changes), changes) if changes else (math.inf, {})
+    if not unsure:
+        return math.inf, {}  # every act is on unsure cells
     made = {frozenset(changes.items()) for _, changes in legal}
     contents = {content for c in unsure for content in probs[c]}
     best: tuple[float, dict[str, Content]] = (math.inf, {})
