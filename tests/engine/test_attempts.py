@@ -10,17 +10,20 @@ from engine.attempts import illegal_attempt, placements, takebacks
 from engine.grid import parse_square
 
 
-@pytest.mark.parametrize("name", sorted(GAMES))
-@pytest.mark.parametrize("moves", [0, 4, 8])
-def test_an_attempt_is_a_legal_moves_pieces_on_cells_the_rules_forbid(name, moves):
+def _after(name, moves):
+    """A game of ``name`` after ``moves`` random actions (seeded by ``moves``), and its rng."""
     game = new_game(name)
     rng = random.Random(moves)
     for _ in range(moves):
         action = game.random_move(rng)
-        if isinstance(action, Event):
-            game.handle(action)
-        else:
-            game.play(action)
+        game.handle(action) if isinstance(action, Event) else game.play(action)
+    return game, rng
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("moves", [0, 4, 8])
+def test_an_attempt_is_a_legal_moves_pieces_on_cells_the_rules_forbid(name, moves):
+    game, rng = _after(name, moves)
     before = dict(game.view())
     record = game.to_record()
     found = illegal_attempt(game, rng)
@@ -46,19 +49,10 @@ def _group(changes):
     return tuple(sorted(((x - x0, y - y0), c) for (x, y), c in at.items()))
 
 
-def _after(name, moves):
-    game = new_game(name)
-    rng = random.Random(moves)
-    for _ in range(moves):
-        action = game.random_move(rng)
-        game.handle(action) if isinstance(action, Event) else game.play(action)
-    return game
-
-
 @pytest.mark.parametrize("name", sorted(GAMES))
 @pytest.mark.parametrize("moves", [0, 5])
 def test_placements_put_a_legal_moves_pieces_on_the_given_cells_where_they_fit(name, moves):
-    game = _after(name, moves)
+    game, _ = _after(name, moves)
     view = game.view()
     legal = [game.changes_after(m) for m in game.legal_moves()]
     cells = sorted(view)[::2]  # every other cell
@@ -76,7 +70,7 @@ def test_placements_put_a_legal_moves_pieces_on_the_given_cells_where_they_fit(n
 
 @pytest.mark.parametrize("name", ["blokus", "blokus-duo", "gobblet"])
 def test_placements_in_another_players_colour_are_pieces_put_down_out_of_turn(name):
-    game = _after(name, 4)
+    game, _ = _after(name, 4)
     legal = [game.changes_after(m) for m in game.legal_moves()]
     cells = [n for n, c in game.view().items() if c is None]
     other = next(p for p in game.players if p != game.to_move)
@@ -95,7 +89,7 @@ def test_placements_in_another_players_colour_are_pieces_put_down_out_of_turn(na
 
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_takebacks_lift_an_earlier_moves_pieces_while_they_still_show(name):
-    game = _after(name, 6)
+    game, _ = _after(name, 6)
     views = game.views()
     assert len(views) == len(game.history) + 1 and views[-1] == game.view()
     record = game.to_record()

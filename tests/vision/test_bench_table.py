@@ -4,6 +4,8 @@ from engine import ILLEGAL, Observation
 from vision.bench_table import Tally, filmed_game
 from vision.synth import Domain
 
+from .forbidden import forbidden_squares
+
 KEY = 7
 
 
@@ -48,24 +50,6 @@ def test_the_tally_flags_an_illegal_placement_seen_and_lets_stand_one_read_as_be
     assert tally.moves == 0 and tally.boards == 0
 
 
-def _copy_elsewhere(game, move):
-    """``move``'s squares shifted onto empty squares where the rules forbid the piece."""
-    from engine.grid import parse_square, square_name
-
-    view = game.view()
-    for dx in range(-8, 9):
-        for dy in range(-8, 9):
-            try:
-                moved = [square_name(x + dx, y + dy) for x, y in map(parse_square, move.cells())]
-            except IndexError:
-                continue
-            if all(view.get(n, "off") is None for n in moved):
-                board = {**view, **dict.fromkeys(moved, game.to_move)}
-                if game.infer(Observation(game.name, board)).kind == ILLEGAL:
-                    return moved
-    raise AssertionError("no such squares")
-
-
 def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alone():
     from engine import new_game
 
@@ -94,7 +78,7 @@ def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alon
     assert (tally.moves, tally.moves_right, tally.failed_elsewhere) == (3, 3, 0)
     # the piece seen surely on squares the rules forbid too, its own squares read right but
     # doubtfully: flagged illegal, lost to cells the move leaves alone only
-    copy = dict.fromkeys(_copy_elsewhere(game, played), game.to_move)
+    copy = dict.fromkeys(forbidden_squares(game, played), game.to_move)
     tally.judge(game, read({**after, **copy}, doubtful=played.cells()), played)
     assert (tally.moves, tally.moves_right, tally.moves_wrong) == (4, 3, 0)
     assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (1, 1)

@@ -10,6 +10,8 @@ from engine import AMBIGUOUS, ILLEGAL, MOVE, Event, Observation, new_game
 from engine.grid import parse_square, square_name
 from vision.decode import CLOSE_MARGIN, decode
 
+from .forbidden import forbidden_squares
+
 COLOURS = ("orange", "violet", None)
 
 
@@ -170,26 +172,11 @@ def test_the_illegal_margin_comes_from_the_model_file_and_the_gap_is_reported():
     assert not below.as_seen and below.observation.cells == view
 
 
-def _shifted(game, move):
-    """``move``'s squares moved to empty squares where the rules forbid them."""
-    view = game.view()
-    for dx, dy in ((dx, dy) for dx in range(-6, 7) for dy in range(-6, 7) if dx or dy):
-        try:
-            moved = [square_name(x + dx, y + dy) for x, y in map(parse_square, move.cells())]
-        except (IndexError, ValueError):
-            continue
-        if all(view.get(n, "off") is None for n in moved):
-            board = {**view, **dict.fromkeys(moved, game.to_move)}
-            if game.infer(Observation("blokus", board)).kind == ILLEGAL:
-                return moved
-    raise AssertionError("no such squares")
-
-
 def test_a_reported_placement_names_the_likeliest_legal_move():
     game, _ = _game_after(4)
     a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
     # a's piece seen surely on squares the rules forbid, a's own squares 60:40 for the piece
-    placed = _shifted(game, a)
+    placed = forbidden_squares(game, a)
     seen = {**game.view(), **dict.fromkeys(placed, game.to_move)}
     overrides = {c: {game.to_move: 0.6, None: 0.4} for c in a.cells()}
     probs = _probabilities(seen, sure=0.999, overrides=overrides)
