@@ -36,6 +36,10 @@ Frame = tuple[bool, np.ndarray | None, float]
 OK, LOST, ENDED = "ok", "lost", "ended"
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 PICAMERA2_MISSING = "picamera2 is not installed (it needs libcamera, Raspberry Pi only)"
+#: libcamera's ``AeConstraintMode`` values (``control_ids_core.yaml``): what auto exposure keeps
+#: from clipping. The Pi's tuning files give ``highlight`` an upper bound on the brightest 2 %
+#: of the picture (0.8 of full scale) beside ``normal``'s lower one.
+AE_CONSTRAINT_MODES = {"normal": 0, "highlight": 1, "shadows": 2}
 
 
 class CameraError(RuntimeError):
@@ -159,6 +163,10 @@ class PiCamera(Camera):
       fails). Ignored by cameras without autofocus.
     - ``flicker_hz``: the mains frequency of the lamps (50 or 60) that exposure keeps in step
       with (``AeFlickerMode``), 0 for none.
+    - ``exposure_constraint``: what auto exposure guards (``AeConstraintMode``, one of
+      :data:`AE_CONSTRAINT_MODES`): ``highlight`` keeps the white mat and pale pieces from
+      burning out, which ``normal`` (a centre-weighted mean brought to about 0.16 of full scale,
+      only a floor on the highlights) allows over a dark table.
     - ``lock_exposure``: :meth:`lock_exposure` (called by the referee loop once the board is
       calibrated) fixes exposure and white balance at their measured values.
     """
@@ -175,6 +183,7 @@ class PiCamera(Camera):
         focus: str = "manual",
         lens_position: float = 1.8,
         flicker_hz: int = 0,
+        exposure_constraint: str = "highlight",
         lock_exposure: bool = True,
         **options: Any,
     ) -> None:
@@ -190,6 +199,10 @@ class PiCamera(Camera):
         self.focus = focus
         self.lens_position = lens_position
         self.flicker_hz = flicker_hz
+        if exposure_constraint not in AE_CONSTRAINT_MODES:
+            known = ", ".join(AE_CONSTRAINT_MODES)
+            raise CameraError(f"exposure constraint {exposure_constraint!r} is not one of {known}")
+        self.exposure_constraint = exposure_constraint
         self.lock = lock_exposure
         #: the exposure and colour controls fixed by :meth:`lock_exposure` (set again on reopen)
         self.locked: dict[str, Any] = {}
@@ -219,8 +232,10 @@ class PiCamera(Camera):
         self._camera = camera
 
     def _start_controls(self, advertised: dict[str, Any]) -> dict[str, Any]:
-        """Flicker, lens and (after a reconnection) locked exposure: those the camera has."""
-        controls: dict[str, Any] = {}
+        """Exposure constraint, flicker, lens and (after a reconnection) locked exposure: those
+        the camera has."""
+        constraint = AE_CONSTRAINT_MODES[self.exposure_constraint]
+        controls: dict[str, Any] = {"AeConstraintMode": constraint}
         if self.flicker_hz:
             # FlickerManual (1); the light flickers at twice the mains frequency
             controls |= {"AeFlickerMode": 1, "AeFlickerPeriod": round(1e6 / (2 * self.flicker_hz))}
@@ -395,6 +410,7 @@ def open_camera(config: CameraConfig) -> Camera:
             focus=config.focus,
             lens_position=config.lens_position,
             flicker_hz=config.flicker_hz,
+            exposure_constraint=config.exposure_constraint,
             lock_exposure=config.lock_exposure,
             retry_seconds=config.retry_seconds,
         )

@@ -58,6 +58,7 @@ class CameraConfig:
     focus: str = _choice("manual", "once")
     lens_position: float = _range(0, 15)
     flicker_hz: int = _choice(0, 50, 60)
+    exposure_constraint: str = _choice("normal", "highlight", "shadows")
     lock_exposure: bool = field()
     synthetic_game: str = _choice(*GAMES)
     seed: int = _range(0, 2**31 - 1)

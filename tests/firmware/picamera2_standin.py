@@ -26,6 +26,7 @@ import numpy as np
 CAMERA_MODULE_3 = (
     "AeEnable", "AwbEnable", "ExposureTime", "AnalogueGain", "ColourGains", "AfMode",
     "AfTrigger", "LensPosition", "AeFlickerMode", "AeFlickerPeriod", "FrameDurationLimits",
+    "AeConstraintMode",
 )  # fmt: skip
 #: A fixed-focus camera (Camera Module 2, imx219): no autofocus controls.
 CAMERA_MODULE_2 = tuple(c for c in CAMERA_MODULE_3 if not c.startswith(("Af", "Lens")))

@@ -1,6 +1,7 @@
 """The Pi camera on a picamera2 stand-in (tests/firmware/picamera2_standin.py): a bumped cable
-times out instead of hanging, the camera is reopened when it is back, the lens, flicker and
-sensor mode are asked for, and exposure is locked once the board is calibrated."""
+times out instead of hanging, the camera is reopened when it is back, the lens, flicker, sensor
+mode and exposure constraint are asked for, and exposure is locked once the board is
+calibrated."""
 
 import sys
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from luma.core.device import dummy
 
-from firmware.camera import LOST, OK, PiCamera
+from firmware.camera import LOST, OK, CameraError, PiCamera
 from firmware.display import Display
 from firmware.loop import Phase, RefereeLoop
 from tests.firmware.picamera2_standin import CAMERA_MODULE_2, Rig
@@ -61,6 +62,19 @@ def test_the_camera_is_asked_for_the_full_field_lens_and_flicker(rig):
         assert rig.controls["AeFlickerMode"] == 1 and rig.controls["AeFlickerPeriod"] == 10000
     with camera(rig, flicker_hz=60, sensor_size=None):
         assert rig.configs[-1]["sensor"] == {} and rig.controls["AeFlickerPeriod"] == 8333
+
+
+def test_auto_exposure_guards_the_highlights_unless_told_otherwise(rig, board, monkeypatch):
+    with camera(rig):
+        assert rig.configs[-1]["controls"]["AeConstraintMode"] == 1  # ConstraintHighlight
+    with camera(rig, exposure_constraint="normal"):
+        assert rig.configs[-1]["controls"]["AeConstraintMode"] == 0
+    with pytest.raises(CameraError, match="not one of normal, highlight, shadows"):
+        camera(rig, exposure_constraint="bright")
+    older = Rig(board, controls=tuple(c for c in CAMERA_MODULE_2 if c != "AeConstraintMode"))
+    monkeypatch.setitem(sys.modules, "picamera2", older.module())
+    with camera(older) as cam:  # a camera without the control gets none, and works
+        assert cam.read()[0] and "AeConstraintMode" not in older.configs[-1]["controls"]
 
 
 def test_focus_once_runs_one_autofocus_cycle_and_falls_back_to_the_lens_position(rig):
