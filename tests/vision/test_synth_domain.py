@@ -457,3 +457,16 @@ def test_gobblet_pieces_stand_off_their_cells_by_the_scenes_spread_and_stay_on_t
     assert far.mean() > 1.5 * near.mean()
     # a 48 mm piece on a 62.5 mm cell stands at most 2 mm over the cell's edge
     assert far.max() <= (62.5 - 48) / 2 + 2.0 + 1e-6
+
+
+def test_shadows_of_no_darkness_leave_the_picture_as_it_is():
+    # a shadow layer applied at darkness 0 once added white light round every piece instead
+    cells = {"b2": {"color": "black", "size": 4}, "c3": {"color": "white", "size": 2}}
+
+    def shot(dark: float) -> np.ndarray:
+        domain = replace(Domain.TRAIN, shadow_dark=(dark, dark))
+        return render_scene("gobblet", cells, 5, hand=False, domain=domain).image
+
+    none = shot(0.0)
+    assert np.array_equal(none, shot(1e-9))
+    assert not np.array_equal(none, shot(0.5))  # the same scene with shadows is darker

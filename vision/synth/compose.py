@@ -90,11 +90,13 @@ def board_sides(
             painter.draw([Solid(centre, [Face([quad], color, normal)])])
 
 
-def apply_layer(image: np.ndarray, layer: np.ndarray, sigma: float, darken: float) -> None:
+def apply_layer(image: np.ndarray, layer: np.ndarray, sigma: float, darken: float | None) -> None:
     """Blur a half-resolution ``layer`` and apply it where it is set: darken by up to
-    ``darken`` (a shadow), or with ``darken=0`` add it as white light (glare). Clears it."""
+    ``darken`` (a shadow; 0: not at all), or with ``darken=None`` add it as white light
+    (glare). Clears it."""
     x, y, w, h = cv2.boundingRect(layer)
-    if w == 0:
+    if w == 0 or darken == 0:
+        layer[:] = 0
         return
     pad = int(3 * sigma) + 2
     lh, lw = layer.shape
@@ -102,7 +104,7 @@ def apply_layer(image: np.ndarray, layer: np.ndarray, sigma: float, darken: floa
     soft = soften(layer[y0:y1, x0:x1], sigma)
     full = cv2.resize(soft, (2 * (x1 - x0), 2 * (y1 - y0)), interpolation=cv2.INTER_LINEAR)
     roi = image[2 * y0 : 2 * y1, 2 * x0 : 2 * x1]
-    if darken > 0:
+    if darken is not None:
         factor = cv2.cvtColor(255 - (full * darken).astype(np.uint8), cv2.COLOR_GRAY2BGR)
         roi[:] = cv2.multiply(roi, factor, scale=1 / 255)
     else:

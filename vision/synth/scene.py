@@ -179,7 +179,7 @@ def render_scene(
     sheen(painter, geometry, surface_z)
     if vary is not None:
         painter.glare[:] = cv2.multiply(painter.glare, vary.glare)
-    apply_layer(painter.image, painter.glare, 1.5, 0.0)
+    apply_layer(painter.image, painter.glare, 1.5, None)
     if vary is None:
         mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
     else:
