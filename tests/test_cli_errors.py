@@ -178,7 +178,7 @@ def test_mat_refuses_a_resolution_that_is_not_positive(tmp_path, dpi, capsys):
     assert not (tmp_path / "mat.png").exists()
 
 
-def test_ctrl_c_in_the_demo_is_one_line_and_exit_130(tmp_path, ctrl_c_reaches_children):
+def test_ctrl_c_in_the_demo_is_one_line_and_exit_130(tmp_path, python_handles_ctrl_c):
     demo = subprocess.Popen(
         [sys.executable, "-m", "firmware.cli", "demo", "--game", "gobblet", "--out", str(tmp_path)],
         stdout=subprocess.PIPE,

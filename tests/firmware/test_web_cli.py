@@ -12,7 +12,7 @@ import pytest
 from firmware.cli import main
 
 
-def test_demo_web_serves_the_game_being_played(tmp_path, ctrl_c_reaches_children):
+def test_demo_web_serves_the_game_being_played(tmp_path, python_handles_ctrl_c):
     command = [
         sys.executable,
         "-m",

@@ -18,13 +18,6 @@ LOADED = True
 """
 
 
-@pytest.fixture
-def python_handles_ctrl_c():
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def test_ctrl_c_during_an_import_arrives_once_the_module_has_loaded(
     tmp_path, monkeypatch, python_handles_ctrl_c
 ):
