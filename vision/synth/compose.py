@@ -95,7 +95,9 @@ def apply_layer(image: np.ndarray, layer: np.ndarray, sigma: float, darken: floa
     ``darken`` (a shadow; 0: not at all), or with ``darken=None`` add it as white light
     (glare). Clears it."""
     x, y, w, h = cv2.boundingRect(layer)
-    if w == 0 or darken == 0:
+    if w == 0:
+        return
+    if darken == 0:
         layer[:] = 0
         return
     pad = int(3 * sigma) + 2
