@@ -102,6 +102,12 @@ class Camera(ABC):
             return False, None, t
         return True, frame, t
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the camera set itself up to do (focus, exposure), for the log and
+        ``referee doctor``; none for a plain source."""
+        return ()
+
     def reconnect(self) -> bool:
         """Close and reopen the camera now; True when it answers again."""
         self._release()
@@ -208,6 +214,8 @@ class PiCamera(Camera):
         self.locked: dict[str, Any] = {}
         #: what the last focus did, for the log and ``referee doctor``
         self.focus_note = ""
+        #: which exposure constraint the camera took (or that it offers none)
+        self.exposure_note = ""
         self._camera: Any = None
         super().__init__(**options)
 
@@ -236,6 +244,11 @@ class PiCamera(Camera):
         the camera has."""
         constraint = AE_CONSTRAINT_MODES[self.exposure_constraint]
         controls: dict[str, Any] = {"AeConstraintMode": constraint}
+        self.exposure_note = (
+            f"exposure constraint {self.exposure_constraint}"
+            if "AeConstraintMode" in advertised
+            else "no exposure constraint on this camera"
+        )
         if self.flicker_hz:
             # FlickerManual (1); the light flickers at twice the mains frequency
             controls |= {"AeFlickerMode": 1, "AeFlickerPeriod": round(1e6 / (2 * self.flicker_hz))}
@@ -243,6 +256,11 @@ class PiCamera(Camera):
             controls |= {"AfMode": 0, "LensPosition": self.lens_position}  # AfModeManual
         controls |= self.locked
         return {name: value for name, value in controls.items() if name in advertised}
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The last focus's note and the exposure constraint taken."""
+        return tuple(note for note in (self.focus_note, self.exposure_note) if note)
 
     def _autofocus(self, camera: Any) -> None:
         if "AfMode" not in camera.camera_controls:

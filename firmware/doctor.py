@@ -124,11 +124,14 @@ def check_camera(say: Say, config: Config) -> None:
         if not ok or frame is None:
             say(FIX, f"camera ({config.camera.source}): no frame: {camera.status.message}")
             return
-        note = getattr(camera, "focus_note", "")
         say(
             OK,
-            f"camera ({config.camera.source}): {frame.shape[1]}x{frame.shape[0]} frames"
-            + (f", {note}" if note else ""),
+            ", ".join(
+                (
+                    f"camera ({config.camera.source}): {frame.shape[1]}x{frame.shape[0]} frames",
+                    *camera.notes,
+                )
+            ),
         )
         _check_board(say, frame)
 

@@ -4,13 +4,16 @@ mode and exposure constraint are asked for, and exposure is locked once the boar
 calibrated."""
 
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from luma.core.device import dummy
 
 from firmware.camera import LOST, OK, CameraError, PiCamera
+from firmware.config import load_config
 from firmware.display import Display
+from firmware.doctor import check_camera
 from firmware.loop import Phase, RefereeLoop
 from tests.firmware.picamera2_standin import CAMERA_MODULE_2, Rig
 from vision.synth import render_scene
@@ -65,16 +68,19 @@ def test_the_camera_is_asked_for_the_full_field_lens_and_flicker(rig):
 
 
 def test_auto_exposure_guards_the_highlights_unless_told_otherwise(rig, board, monkeypatch):
-    with camera(rig):
+    with camera(rig) as cam:
         assert rig.configs[-1]["controls"]["AeConstraintMode"] == 1  # ConstraintHighlight
-    with camera(rig, exposure_constraint="normal"):
+        assert "exposure constraint highlight" in cam.notes
+    with camera(rig, exposure_constraint="normal") as cam:
         assert rig.configs[-1]["controls"]["AeConstraintMode"] == 0
+        assert "exposure constraint normal" in cam.notes
     with pytest.raises(CameraError, match="not one of normal, highlight, shadows"):
         camera(rig, exposure_constraint="bright")
     older = Rig(board, controls=tuple(c for c in CAMERA_MODULE_2 if c != "AeConstraintMode"))
     monkeypatch.setitem(sys.modules, "picamera2", older.module())
     with camera(older) as cam:  # a camera without the control gets none, and works
         assert cam.read()[0] and "AeConstraintMode" not in older.configs[-1]["controls"]
+        assert "no exposure constraint on this camera" in cam.notes
 
 
 def test_focus_once_runs_one_autofocus_cycle_and_falls_back_to_the_lens_position(rig):
@@ -142,3 +148,16 @@ def test_the_loop_locks_exposure_shows_camera_lost_and_goes_on_when_it_is_back(r
     assert loop.phase == Phase.PLAY  # still refereeing the same game
     loop.close()
     cam.close()
+
+
+def test_the_doctor_names_the_focus_and_exposure_the_camera_took(rig):
+    config = load_config(None)
+    config = replace(config, camera=replace(config.camera, source="picamera2", focus="once"))
+    said: list[tuple[str, str]] = []
+    check_camera(lambda state, text: said.append((state, text)), config)
+    [line] = [text for _, text in said if text.startswith("camera (picamera2)")]
+    assert line.split(", ") == [
+        "camera (picamera2): 1280x960 frames",
+        "autofocus cycle focused",
+        "exposure constraint highlight",
+    ]
