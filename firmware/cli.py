@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shared training domain; a model's recipe may widen it), heldout (other seeds and "
         "ranges, never fitted on), traced (held-out draws path-traced in held-out light, "
         "Gobblet, Blokus and Spectrangle: needs Mitsuba, the [dev] or [train] extra); "
-        "default corpus,heldout (vision; table: not traced)",
+        "default corpus,heldout (vision, table)",
     )
     p.add_argument(
         "--zoom",

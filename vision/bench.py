@@ -502,7 +502,7 @@ def parse_splits(text: str, known: Collection[str] = tuple(SPLITS)) -> list[str]
     return splits
 
 
-def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
+def traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
     """Why the traced splits among ``splits`` cannot be benched ("" when they can)."""
     asked = [s for s in splits if s in TRACED_SPLITS]
     if not asked:
@@ -524,7 +524,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     splits = parse_splits(args.splits, tuple(VISION_SPLITS))
     if splits is None:
         return 2
-    problem = _traced_problem(splits, args.game, args.misplaced)
+    problem = traced_problem(splits, args.game, args.misplaced)
     if problem:
         print(f"referee: {problem}", file=sys.stderr)
         return 2

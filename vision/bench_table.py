@@ -7,8 +7,10 @@ this table's pieces (:mod:`vision.adapt`). This benchmark plays ``tables`` rando
 per game (:func:`vision.synth.random_game`, at most :data:`MOVES` moves), each filmed with one
 camera, light and box of the split's domain, the board laid a few mm off its outline; every board
 is read through the real path (tracked locator, the game's reader) and then accepted with its
-truth, as the players would put a misread right. The same frames are read twice: by the reader
-as the model file sets it, and with its adaptation off (``*_without_adapt``).
+truth, as the players would put a misread right. The ``traced`` split films its tables with the
+path tracer (:mod:`vision.synth.traced`: the held-out domain's draws in physical light, the
+board on its outline), at the vision bench's samples a pixel. The same frames are read twice:
+by the reader as the model file sets it, and with its adaptation off (``*_without_adapt``).
 
 Per game: ``boards`` read, ``boards_right`` (every cell right, nothing flagged), ``changed_cells``
 (cells whose content differs from the previous board) and ``changed_right`` (of them, read
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -48,13 +51,22 @@ from engine import ILLEGAL, MOVE, NO_CHANGE, Game, Move, Observation, Verdict, n
 from engine.attempts import illegal_attempt
 
 from .adapt import Adaptation
-from .bench import BENCH_GAMES, board_errors, parse_splits, split_domain
+from .bench import (
+    BENCH_GAMES,
+    TRACED_SPLITS,
+    TRACED_SPP,
+    VISION_SPLITS,
+    board_errors,
+    parse_splits,
+    split_domain,
+    traced_problem,
+)
 from .decode import decode
 from .geometry import load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
 from .model import model_for
 from .readers import Reader, reader_for
-from .synth import Domain, random_board_shift, random_game, render_scene
+from .synth import Domain, random_board_shift, random_game, render_scene, traced
 
 #: Moves per sample game at most.
 MOVES = 30
@@ -213,13 +225,15 @@ def filmed_game(
     moves: int | None = None,
     render_key: int | None = None,
     illegal: bool = False,
+    path_traced: bool = False,
 ) -> Iterator[Shot]:
     """The boards of the random legal game ``key`` of ``game``, each rendered with the same
     camera, light and box of ``domain`` (drawn from ``render_key``, default ``key``; the board a
     few mm off its outline) and located by one tracking locator, as a camera over one table
     films them. With ``illegal``, before one move (drawn from ``key``) a player first puts a
     legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`), and
-    takes them back."""
+    takes them back. ``path_traced``: every board path-traced (:func:`~.synth.traced.render_traced`
+    at :data:`~.bench.TRACED_SPP` samples a pixel; the board lies on its outline)."""
     geometry = load_geometry(game)
     codec = new_game(game)
     boards = random_game(game, key, MOVES if moves is None else moves)
@@ -233,7 +247,11 @@ def filmed_game(
 
     def film(cells: dict, judged: bool, reason: str | None = None) -> Shot:
         nonlocal frames
-        scene = render_scene(game, cells, render_key, hand=False, board_shift=shift, domain=domain)
+        scene = (
+            traced.render_traced(game, cells, render_key, domain=domain, spp=TRACED_SPP)
+            if path_traced
+            else render_scene(game, cells, render_key, hand=False, board_shift=shift, domain=domain)
+        )
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         try:
             pose = locator.locate(scene.image, frames * 0.1)
@@ -265,7 +283,8 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
         key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
         readers = [reader_for(game), _plain(game)]
         before = None
-        for shot in filmed_game(game, key, split_domain(split, game), illegal=True):
+        domain, path_traced = split_domain(split, game), split in TRACED_SPLITS
+        for shot in filmed_game(game, key, domain, illegal=True, path_traced=path_traced):
             if shot.illegal is not None:  # judged, never accepted: nothing is learnt from it
                 for reader, tally in zip(readers, (adapted, plain), strict=True):
                     obs = None
@@ -297,13 +316,18 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
 def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench vision`` does (``games``: the corpus's nominal look)."""
-    splits = parse_splits(args.splits)
+    splits = parse_splits(args.splits, tuple(VISION_SPLITS))
     if splits is None:
+        return 2
+    problem = traced_problem(splits, args.game, False)
+    if problem:
+        print(f"referee: {problem}", file=sys.stderr)
         return 2
     out: dict[str, dict] = {}
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
-        for name in [args.game] if args.game else list(BENCH_GAMES):
+        games = [args.game] if args.game else list(BENCH_GAMES)
+        for name in [g for g in games if split not in TRACED_SPLITS or g in traced.GAMES]:
             r = bench_table(name, args.tables, args.seed, split).to_json()
             results[name] = r
             if not args.json:

@@ -5,6 +5,7 @@ lights and materials that training never draws."""
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 
@@ -386,3 +387,33 @@ def test_held_out_rooms_lamps_and_finishes_reach_beyond_the_training_ranges() ->
     assert min(held["room"]) < 0.04 and max(held["room"]) > 0.5
     assert any(not 1.0 <= v <= 4.0 for v in held["sun"])
     assert max(held["alpha"]) > 0.35
+
+
+def test_a_traced_table_is_one_path_traced_camera_and_light_over_a_whole_game(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vision import bench_table
+
+    traced_frames = []
+    render = traced.render_traced
+
+    def counted(*args, **kwargs):
+        scene = render(*args, **kwargs)
+        traced_frames.append(scene)
+        return scene
+
+    monkeypatch.setattr(traced, "render_traced", counted)
+    monkeypatch.setattr(bench_table, "MOVES", 1)
+    command = ["bench", "table", "--game", "gobblet", "--tables", "1", "--splits", "traced"]
+    assert main([*command, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)["traced"]["gobblet"]
+    # the opening and the move (no illegal placement in a game of one move), all path-traced
+    assert len(traced_frames) == r["boards"] == 2 and r["illegal_placements"] == 0
+    assert r["moves"] == 1 and 0 <= r["boards_right"] <= 1
+    # one camera over one table: every frame seen from where the first was
+    assert {(s.camera.position.tobytes(), s.seed) for s in traced_frames} == {
+        (traced_frames[0].camera.position.tobytes(), traced_frames[0].seed)
+    }
+    assert main(["bench", "table", "--splits", "traced", "--game", "gobsmacked"]) == 2
+    err = capsys.readouterr().err
+    assert "draws gobblet, blokus, blokus-duo, spectrangle, not" in err and err.count("\n") == 1
