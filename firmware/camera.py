@@ -104,8 +104,8 @@ class Camera(ABC):
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What the camera set itself up to do (focus, exposure), for the log and
-        ``referee doctor``; none for a plain source."""
+        """What the camera set itself up to do (focus, exposure), for ``referee doctor``;
+        none for a plain source."""
         return ()
 
     def reconnect(self) -> bool:
@@ -212,7 +212,7 @@ class PiCamera(Camera):
         self.lock = lock_exposure
         #: the exposure and colour controls fixed by :meth:`lock_exposure` (set again on reopen)
         self.locked: dict[str, Any] = {}
-        #: what the last focus did, for the log and ``referee doctor``
+        #: what the last focus did, for ``referee doctor``
         self.focus_note = ""
         #: which exposure constraint the camera took (or that it offers none)
         self.exposure_note = ""

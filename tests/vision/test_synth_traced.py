@@ -407,7 +407,8 @@ def test_a_traced_table_is_one_path_traced_camera_and_light_over_a_whole_game(
     command = ["bench", "table", "--game", "gobblet", "--tables", "1", "--splits", "traced"]
     assert main([*command, "--json"]) == 0
     r = json.loads(capsys.readouterr().out)["traced"]["gobblet"]
-    # the opening and the move (no illegal placement in a game of one move), all path-traced
+    # the opening and the move, both path-traced (no illegal placement: at Gobblet's opening
+    # every placement is legal)
     assert len(traced_frames) == r["boards"] == 2 and r["illegal_placements"] == 0
     assert r["moves"] == 1 and 0 <= r["boards_right"] <= 1
     # one camera over one table: every frame seen from where the first was
