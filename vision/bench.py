@@ -487,9 +487,10 @@ def bench_game(
     )
 
 
-def parse_splits(text: str, known: Collection[str] = tuple(SPLITS)) -> list[str] | None:
+def parse_splits(text: str, game: str | None, misplaced: bool) -> list[str] | None:
     """The comma-separated splits of ``--splits``; None (after a one-line error) when one is
-    not ``known`` or none is given."""
+    unknown, none is given, or a traced split cannot be benched (:func:`_traced_problem`)."""
+    known = tuple(VISION_SPLITS)
     splits = [s.strip() for s in text.split(",") if s.strip()]
     unknown = [s for s in splits if s not in known]
     if unknown or not splits:
@@ -499,10 +500,21 @@ def parse_splits(text: str, known: Collection[str] = tuple(SPLITS)) -> list[str]
             file=sys.stderr,
         )
         return None
+    problem = _traced_problem(splits, game, misplaced)
+    if problem:
+        print(f"referee: {problem}", file=sys.stderr)
+        return None
     return splits
 
 
-def traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
+def split_games(split: str, game: str | None) -> list[str]:
+    """The games benched on ``split``: ``game`` or every one, the path tracer's only on a
+    traced split."""
+    games = [game] if game else list(BENCH_GAMES)
+    return [g for g in games if split not in TRACED_SPLITS or g in traced.GAMES]
+
+
+def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
     """Why the traced splits among ``splits`` cannot be benched ("" when they can)."""
     asked = [s for s in splits if s in TRACED_SPLITS]
     if not asked:
@@ -521,20 +533,13 @@ def traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
 def cmd_bench_vision(args: argparse.Namespace) -> int:
     """``referee bench vision``: every game on every split asked for; ``--json`` prints
     ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
-    splits = parse_splits(args.splits, tuple(VISION_SPLITS))
+    splits = parse_splits(args.splits, args.game, args.misplaced)
     if splits is None:
-        return 2
-    problem = traced_problem(splits, args.game, args.misplaced)
-    if problem:
-        print(f"referee: {problem}", file=sys.stderr)
         return 2
     out: dict[str, dict] = {}
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
-        games = [args.game] if args.game else list(BENCH_GAMES)
-        if split in TRACED_SPLITS:
-            games = [g for g in games if g in traced.GAMES]
-        for name in games:
+        for name in split_games(split, args.game):
             r = bench_game(name, args.scenes, args.seed, args.misplaced, split, args.zoom)
             results[name] = r.to_json()
             if args.failures:

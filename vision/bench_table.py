@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -52,14 +51,12 @@ from engine.attempts import illegal_attempt
 
 from .adapt import Adaptation
 from .bench import (
-    BENCH_GAMES,
     TRACED_SPLITS,
     TRACED_SPP,
-    VISION_SPLITS,
     board_errors,
     parse_splits,
     split_domain,
-    traced_problem,
+    split_games,
 )
 from .decode import decode
 from .geometry import load_geometry
@@ -238,7 +235,7 @@ def filmed_game(
     codec = new_game(game)
     boards = random_game(game, key, MOVES if moves is None else moves)
     render_key = key if render_key is None else render_key
-    shift = random_board_shift(render_key, game)
+    shift = None if path_traced else random_board_shift(render_key, game)
     locator = BoardLocator([geometry])
     referee = new_game(game)
     rng = random.Random(key)
@@ -316,18 +313,13 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
 def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench vision`` does (``games``: the corpus's nominal look)."""
-    splits = parse_splits(args.splits, tuple(VISION_SPLITS))
+    splits = parse_splits(args.splits, args.game, False)
     if splits is None:
-        return 2
-    problem = traced_problem(splits, args.game, False)
-    if problem:
-        print(f"referee: {problem}", file=sys.stderr)
         return 2
     out: dict[str, dict] = {}
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
-        games = [args.game] if args.game else list(BENCH_GAMES)
-        for name in [g for g in games if split not in TRACED_SPLITS or g in traced.GAMES]:
+        for name in split_games(split, args.game):
             r = bench_table(name, args.tables, args.seed, split).to_json()
             results[name] = r
             if not args.json:
