@@ -26,7 +26,7 @@ from engine.referee import describe
 from .actions import Action
 from .config import load_config
 from .display import GIF_FILE, Display, make_device
-from .loop import Phase, RefereeLoop, Report
+from .loop import Phase, RefereeLoop, Report, board_after
 from .scenario import scripted_game
 from .simulator import SimulatedTable
 
@@ -127,15 +127,14 @@ def _options(name: str) -> dict:
 
 
 def _players_confirm(loop: RefereeLoop, table: SimulatedTable) -> None:
-    """The players answer the "which move?" question with the move they really made."""
+    """The players answer the "which move?" or "what was done?" question with what they really
+    did (a move, no move, or the illegal act, an observation)."""
     pending = loop._pending
     assert pending is not None
     truth = table.beats[min(table._beat, len(table.beats) - 1)].cells
     game = loop.referee.game  # type: ignore[union-attr]
     for i, option in enumerate(pending.options[:2]):
-        view = dict(game.view())
-        if option is not None:
-            view.update(game.changes_after(option))
+        view = board_after(game, option)
         if {n: game.cell_to_json(c) for n, c in view.items()} == truth:
             loop.press(Action.CONFIRM if i == 0 else Action.MENU)
             return

@@ -17,8 +17,11 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
   vision read the board surer than any legal explanation (``vision.decode``), the screen also
   offers the likeliest legal move ("OK if it was ..."): if the players did make it and vision
   misread the board, CONFIRM accepts that move.
-- CONFIRM: vision and rules left two explanations close; CONFIRM takes the first, MENU the
-  second, UNDO neither (the board is looked at again).
+- CONFIRM: vision and rules left two explanations close, or an illegal act likelier than the
+  best legal explanation but not by the illegal margin ("What was done?": that explanation or
+  "illegal at" the act's first cell and how many more; ``vision.decode``, ``Decoded.doubt``);
+  CONFIRM takes the first, MENU the second (an illegal act is then flagged as ILLEGAL), UNDO
+  neither (the board is looked at again).
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
 
 A still board that vision finds something over (``vision.pipeline.STILL_OCCLUDED``) keeps the
@@ -43,7 +46,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -57,7 +60,9 @@ from engine import (
     MOVE,
     NO_CHANGE,
     Event,
+    Game,
     Move,
+    Observation,
     Outcome,
     Referee,
     Verdict,
@@ -112,6 +117,17 @@ class _Pending:
     frame: np.ndarray
     result: FrameResult
     options: list[Any] = field(default_factory=list)
+
+
+def board_after(game: Game, pick: Move | Observation | None) -> dict[str, Any]:
+    """The board the players say ``pick`` left, a question's option: the accepted state after
+    a move (None: no change), or the cells of an illegal act's observation."""
+    if isinstance(pick, Observation):
+        return dict(pick.cells)
+    view = dict(game.view())
+    if pick is not None:
+        view.update(game.changes_after(pick))
+    return view
 
 
 class RefereeLoop:
@@ -346,6 +362,15 @@ class RefereeLoop:
         assert self.referee is not None and result.observation is not None
         game = self.referee.game
         decoded = decode(game, result.observation)
+        if self.phase == Phase.PLAY and decoded.doubt is not None:
+            self._pending = _Pending(frame, result, [decoded.move, decoded.doubt])
+            self.phase = Phase.CONFIRM
+            first = str(decoded.move) if decoded.move is not None else "no move"
+            view = game.view()
+            changed = sorted(c for c, v in decoded.doubt.cells.items() if view.get(c, v) != v)
+            self._show(screens.doubt(first, changed, status=self.status))
+            self._report(f"illegal act in doubt: {first} or illegal at {' '.join(changed)}?")
+            return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
             self._pending = _Pending(frame, result, list(decoded.close))
             self.phase = Phase.CONFIRM
@@ -506,15 +531,12 @@ class RefereeLoop:
 
     def _accept(self, pending: _Pending, pick: Any) -> None:
         """Judge ``pending``'s board as the players say it is: the accepted state after
-        ``pick`` (a move, or None: no change)."""
+        ``pick`` (a move, or None: no change), or ``pick`` itself, an observation of an illegal
+        act."""
         assert self.referee is not None
-        game = self.referee.game
-        obs = pending.result.observation
+        obs = pick if isinstance(pick, Observation) else pending.result.observation
         assert obs is not None
-        view = dict(game.view())
-        if pick is not None:
-            view.update(game.changes_after(pick))
-        chosen = type(obs)(**{**obs.__dict__, "cells": view, "probabilities": {}})
+        chosen = replace(obs, cells=board_after(self.referee.game, pick), probabilities={})
         self._after(self.referee.judge(chosen), pending.frame, pending.result)
 
     # ----------------------------------------------------------------- screens

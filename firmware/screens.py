@@ -417,6 +417,14 @@ def confirm(
     return canvas.screen()
 
 
+def doubt(legal: str, cells: Sequence[str], *, status: str | None = None) -> Screen:
+    """The "What was done?" question: the ``legal`` explanation of the board (a move, or "no
+    move") against an illegal act on ``cells`` vision doubts (the first cell, and how many
+    more)."""
+    more = f" +{len(cells) - 1}" if len(cells) > 1 else ""
+    return confirm(legal, f"illegal at {cells[0]}{more}", question="What was done?", status=status)
+
+
 def shutdown(*, confirmed: bool = False, status: str | None = None) -> Screen:
     """The menu's "shut down": first the question (OK shuts down, UNDO does not), then, once
     confirmed, what to wait for before unplugging."""

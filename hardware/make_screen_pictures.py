@@ -75,6 +75,16 @@ def misplaced(game: Game, seed: int) -> screens.Screen:
     return screens.illegal(reason, cells, offer=f"OK if it was {nearest}")
 
 
+def doubted(game: Game, seed: int) -> screens.Screen:
+    """An illegal placement vision doubts (a Gobblet piece from the reserve put over one it may
+    not cover), against no move: what the referee asks the players."""
+    found = illegal_attempt(game, random.Random(seed))
+    assert found is not None
+    view, _ = found
+    before = game.view()
+    return screens.doubt("no move", [n for n in view if view[n] != before[n]])
+
+
 def pictures() -> dict[str, screens.Screen]:
     """Every screen, by file name (without ``.png``)."""
     blokus = played("blokus", 6, seed=3)
@@ -93,6 +103,7 @@ def pictures() -> dict[str, screens.Screen]:
         "illegal": screens.illegal(verdict.reason, verdict.cells),
         "illegal-offer": misplaced(board, seed=1),
         "confirm": screens.confirm(*close_call(played("gobblet", 5, seed=2).game)),
+        "confirm-illegal": doubted(played("gobblet", 6, seed=3).game, seed=1),
         "hand-over-board": screens.hand_over_board(),
         "hand-over-board-still": screens.hand_over_board(still=True),
         "board-not-found": screens.board_not_found(HINTS[NO_MARKERS]),

@@ -18,12 +18,12 @@ right), ``flagged`` (clear boards reported ``occluded`` or ``partial``: a refere
 And what the referee makes of each move, as the loop does (:func:`vision.decode.decode` with the
 rules, then the engine's verdict): ``moves`` judged, ``moves_right`` (the move played),
 ``moves_wrong`` (another move accepted: a false verdict) and ``moves_refused`` (the rest: called
-illegal, no change, unclear or to be confirmed, or its board found occluded; the players then
-put it right); of the moves wrong or refused on a board not found occluded,
-``failed_misread_elsewhere`` those whose board was read with another content on a cell the move
-leaves alone (a piece accepted before, or an empty cell beside the move, sent to the model again
-and misread), and ``failed_misread_only_elsewhere`` those of them whose own cells were read
-right. The loop judges no board found occluded: it waits until the players press OK
+illegal, no change, unclear, to be confirmed or asked about as an illegal act, or its board
+found occluded; the players then put it right); of the moves wrong or refused on a board not
+found occluded, ``failed_misread_elsewhere`` those whose board was read with another content on
+a cell the move leaves alone (a piece accepted before, or an empty cell beside the move, sent to
+the model again and misread), and ``failed_misread_only_elsewhere`` those of them whose own
+cells were read right. The loop judges no board found occluded: it waits until the players press OK
 ("OK if it is clear", :meth:`vision.pipeline.VisionPipeline.read_next_as_clear`), so
 ``flagged_moves`` counts the moves whose clear board was, and ``flagged_moves_right`` those of
 them judged right once read as clear. Once a game (before a move drawn from its seed) a player
@@ -171,17 +171,16 @@ class TableBench:
 
 
 def _verdict(game: Game, obs: Observation) -> Verdict | None:
-    """The loop's verdict on ``obs``: decoded with the rules and judged (None: a close call the
-    players are asked about)."""
+    """The loop's verdict on ``obs``: decoded with the rules and judged (None: a close call, or
+    an illegal act in doubt, the players are asked about)."""
     decoded = decode(game, obs)
-    if len(decoded.close) > 1:
+    if len(decoded.close) > 1 or decoded.doubt is not None:
         return None
     return game.infer(decoded.observation)
 
 
 def _accepted(game: Game, obs: Observation) -> Move | None:
-    """The move the loop accepts on ``obs`` (None: refused, or a close call the players are
-    asked about)."""
+    """The move the loop accepts on ``obs`` (None: refused, or a question to the players)."""
     verdict = _verdict(game, obs)
     return verdict.move if verdict is not None and verdict.kind == MOVE else None
 

@@ -12,13 +12,16 @@ really did something the rules forbid: then that act is reported and the engine 
 argmax board, so a cell the move left alone and the reader misread does not turn a legal move
 into an illegal one (once the game is over, the argmax board is the explanation: nothing may be
 placed). When the two best legal explanations are close, the result says so, so the appliance
-can ask the players to confirm.
+can ask the players to confirm; and when the illegal act is likelier than the best legal
+explanation, but not by the illegal margin, the appliance asks the players which of the two
+they did (``Decoded.doubt``).
 
-How much likelier the illegal act must be (the illegal margin) and how close is close are
-fitted, per model, on whole games of the training domain with an illegal placement in each
-(``vision.train.decode``: a false verdict costs as much as :data:`WRONG_COST` questions to the
-players) and kept in the model file's ``decode``; :data:`ILLEGAL_MARGIN` and
-:data:`CLOSE_MARGIN` are for a model without them.
+How much likelier the illegal act must be to be reported (the illegal margin) or put to the
+players (the ask margin), and how close is close, are fitted, per model, on whole games of the
+training domain with an illegal placement in each (``vision.train.decode``: a false verdict
+costs as much as :data:`WRONG_COST` questions to the players) and kept in the model file's
+``decode``; :data:`ILLEGAL_MARGIN` and :data:`CLOSE_MARGIN` are for a model without them (and
+such a model asks about no illegal act).
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ class Decoded:
     #: When an illegal act is reported: the likeliest legal move, which the players may
     #: say they made (None: no change was likelier than any move).
     nearest: Move | None = None
+    #: An illegal act likelier than the best legal explanation (``move``) by more than the ask
+    #: margin but not by the illegal margin, as an observation: the players are asked which of
+    #: the two they did (None: nothing to ask).
+    doubt: Observation | None = None
 
 
 def _cost(probs: dict[Content, float], content: Content) -> float:
@@ -88,6 +95,12 @@ def illegal_margin(game: str) -> float:
     return _fitted(game, "illegal_margin", ILLEGAL_MARGIN)
 
 
+def ask_margin(game: str) -> float:
+    """The fitted ask margin of ``game``'s model (without one: its illegal margin, so that no
+    illegal act is asked about)."""
+    return _fitted(game, "ask_margin", illegal_margin(game))
+
+
 def legal_changes(game: Game) -> list[tuple[Move, dict[str, Content]]]:
     """Every legal move of ``game`` with the cells it changes (none once the game is over)."""
     if game.is_over:
@@ -100,14 +113,17 @@ def decode(
     obs: Observation,
     close_within: float | None = None,
     illegal_beyond: float | None = None,
+    ask_beyond: float | None = None,
 ) -> Decoded:
     """The most likely observation given the reader's per-cell probabilities and the rules;
     explanations within ``close_within`` nats of the best are close (default: the model's
-    :func:`close_margin`), and the likeliest illegal act is reported when it is more than
+    :func:`close_margin`), the likeliest illegal act is reported when it is more than
     ``illegal_beyond`` nats likelier than every legal explanation (default: the model's
-    :func:`illegal_margin`)."""
+    :func:`illegal_margin`), and put to the players as ``doubt`` when it is more than
+    ``ask_beyond`` nats likelier but not reported (default: the model's :func:`ask_margin`)."""
     within = close_margin(game.name) if close_within is None else close_within
     beyond = illegal_margin(game.name) if illegal_beyond is None else illegal_beyond
+    ask = ask_margin(game.name) if ask_beyond is None else ask_beyond
     probs = obs.probabilities
     if not probs or obs.partial:
         return Decoded(obs, None, as_seen=True)
@@ -136,11 +152,14 @@ def decode(
             replace(obs, cells=cells), None, as_seen=True, illegal_gap=gap, nearest=best_move
         )
 
+    doubt = replace(obs, cells={**cells, **illegal}) if gap > ask else None
     cells.update(best_changes)
     margin = scored[1][0] - best_cost if len(scored) > 1 else math.inf
     close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < within)
     close = close if len(close) > 1 else ()
-    return Decoded(replace(obs, cells=cells), best_move, close, margin, illegal_gap=gap)
+    return Decoded(
+        replace(obs, cells=cells), best_move, close, margin, illegal_gap=gap, doubt=doubt
+    )
 
 
 def _likeliest_illegal(

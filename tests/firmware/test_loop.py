@@ -24,7 +24,7 @@ from firmware.scenario import scripted_game
 from firmware.screens import ELLIPSIS
 from firmware.simulator import SimulatedTable
 from firmware.web.live import snapshot
-from tests.vision.data.models import flagging_models
+from tests.vision.data.models import asking_models, flagging_models
 from tests.vision.data.scenes import bled
 from vision.bench import corpus_scene
 from vision.synth import Domain, render_scene
@@ -98,6 +98,37 @@ def test_the_players_may_say_a_flagged_board_is_the_likeliest_legal_move(tmp_pat
     assert [str(m) for m in journalled] == [str(m) for m in loop.referee.game.history]
     loop.close()
     alarm.close()
+
+
+def test_an_illegal_placement_in_doubt_is_put_to_the_players(tmp_path, monkeypatch):
+    # a model that asks about every illegal act likelier than the best legal explanation
+    monkeypatch.setattr(vision.models, "_chosen", asking_models(tmp_path / "models", "blokus"))
+    for pick in (Action.MENU, Action.CONFIRM):
+        pressed: list[Action] = []
+        run = tmp_path / pick.name
+        _, table, factory, alarm, display, loop = _illegal_blokus(run, 7, 0, pressed)
+        while loop.phase != Phase.CONFIRM and not table.finished:
+            loop.step()
+        assert loop.phase == Phase.CONFIRM and factory.pin(18).state == 0
+        assert "What was done?" in display.screen.text
+        texts = [text for text, _ in display.screen.texts]
+        first = texts[texts.index("OK") + 1]
+        assert any(text.startswith("illegal at ") for text in texts)
+        played = len(loop.referee.game.history)
+        pressed.append(pick)
+        loop.step()
+        if pick is Action.MENU:  # the players say they did the illegal act: flagged
+            assert loop.phase == Phase.ILLEGAL and loop.illegal is not None
+            assert factory.pin(18).state == 1 and "ILLEGAL" in display.screen.text
+            assert len(loop.referee.game.history) == played
+        else:  # they say they did the legal explanation named first
+            assert loop.phase == Phase.PLAY and loop.illegal is None
+            assert factory.pin(18).state == 0
+            history = loop.referee.game.history
+            assert len(history) == played + (first != "no move")
+            assert first == "no move" or str(history[-1]).startswith(first.removesuffix(ELLIPSIS))
+        loop.close()
+        alarm.close()
 
 
 def test_undo_takes_back_the_last_move_and_the_journal_says_so(tmp_path):

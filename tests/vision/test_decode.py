@@ -141,7 +141,7 @@ def test_the_fit_flags_placements_read_surer_than_the_misread_legal_moves():
     legal = [Judged(False, REFUSED, RIGHT, gap, 5.0) for gap in (0.5, 1.5)] * 10
     legal += [Judged(False, REFUSED, RIGHT, 3.0, 5.0)] * 9
     illegal = [Judged(True, RIGHT, WRONG, gap, 5.0) for gap in (7.0, 9.0)]
-    illegal_margin, _ = choose_margins(legal + illegal)
+    illegal_margin, *_ = choose_margins(legal + illegal)
     between = [m for m in ILLEGAL_MARGINS if 3.0 <= m < 7.0]
     assert len(between) >= 2 and illegal_margin == between[(len(between) - 1) // 2]
     # an illegal placement that looks like a misread legal move: letting it stand costs
@@ -150,6 +150,49 @@ def test_the_fit_flags_placements_read_surer_than_the_misread_legal_moves():
     assert choose_margins(legal + illegal + doubtful)[0] < 2.9
     # ... and two more such legal moves tip it the other way
     assert choose_margins(legal + legal[-2:] + illegal + doubtful)[0] >= 3.0
+
+
+def test_the_fit_asks_about_an_illegal_placement_when_letting_it_stand_costs_more():
+    from vision.decode import WRONG_COST
+    from vision.train.decode import REFUSED, RIGHT, WRONG, Judged, choose_margins
+
+    # legal moves read surely (no illegal act near), and ten misread ones whose likeliest
+    # illegal act is 0.5 nats likelier than the move (flagging them would refuse them)
+    legal = [Judged(False, RIGHT, RIGHT, -9.0, 5.0)] * 50
+    legal += [Judged(False, REFUSED, RIGHT, 0.5, 5.0)] * int(WRONG_COST)
+    # an illegal placement seen 1 nat likelier than no change: let stand, it costs WRONG_COST
+    placement = [Judged(True, RIGHT, WRONG, 1.0, 5.0)]
+    illegal_margin, _, ask_margin = choose_margins(legal + placement)
+    assert 0.5 <= ask_margin < 1.0 <= illegal_margin  # asked about: one question
+    # legal moves as doubtful as the placement: asking costs more than letting it stand
+    doubtful = [Judged(False, REFUSED, RIGHT, 0.8, 5.0)] * int(WRONG_COST)
+    illegal_margin, _, ask_margin = choose_margins(legal + doubtful + placement)
+    assert ask_margin == illegal_margin  # never asked
+    assert choose_margins(legal)[2] == choose_margins(legal)[0]
+
+
+def test_the_three_margins_are_fitted_again_on_a_kept_network(tmp_path):
+    import json
+    import shutil
+
+    from vision.model import CellModel, model_for
+    from vision.train.cli import recipes
+    from vision.train.decode import ASK_MARGINS, ILLEGAL_MARGINS, MARGINS
+    from vision.train.fit import refit_decode
+
+    model = model_for("gobsmacked")
+    for suffix in (".json", ".onnx"):
+        shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"gobsmacked{suffix}")
+    path = refit_decode("gobsmacked", recipes()["gobsmacked"], tmp_path, 4, 1, games=1)
+    meta = json.loads(path.read_text())
+    fitted, trained = meta["decode"], meta["trained"]
+    assert fitted["illegal_margin"] in ILLEGAL_MARGINS and fitted["close_margin"] in MARGINS
+    assert fitted["ask_margin"] in ASK_MARGINS and fitted["ask_margin"] <= fitted["illegal_margin"]
+    assert trained["decode_games"] == 1 and trained["decode_illegal"] <= 1
+    verdicts = trained["decode_right"] + trained["decode_wrong"] + trained["decode_refused"]
+    assert verdicts == trained["decode_moves"] > 0
+    assert trained["decode_illegal_asked"] <= trained["decode_illegal"]
+    assert CellModel.load(path).onnx == model.onnx  # the network is kept
 
 
 def test_the_illegal_margin_comes_from_the_model_file_and_the_gap_is_reported():
@@ -170,6 +213,32 @@ def test_the_illegal_margin_comes_from_the_model_file_and_the_gap_is_reported():
     assert decode(game, obs, illegal_beyond=gap - 0.01).as_seen
     below = decode(game, obs, illegal_beyond=gap + 0.01)
     assert not below.as_seen and below.observation.cells == view
+
+
+def test_an_illegal_act_within_the_illegal_margin_but_beyond_the_ask_margin_is_asked_about():
+    from vision.decode import ask_margin, illegal_margin
+    from vision.model import model_for
+
+    for name in ("gobsmacked", "gobblet", "blokus", "blokus-duo", "spectrangle"):
+        fitted = model_for(name).meta.get("decode", {})
+        assert ask_margin(name) == fitted.get("ask_margin", illegal_margin(name))
+        assert ask_margin(name) <= illegal_margin(name)
+    game, _ = _game_after(4)
+    view = game.view()
+    seen = _lone_square(game)
+    obs = Observation("blokus", seen, probabilities=_probabilities(seen, sure=0.9))
+    gap = math.log(0.9 / 0.05)  # the lone square against no change, the best legal explanation
+    asked = decode(game, obs, illegal_beyond=gap + 0.01, ask_beyond=gap - 0.01)
+    # judged as no change, with the placement put to the players as an observation to judge
+    assert not asked.as_seen and asked.move is None and asked.observation.cells == view
+    assert asked.doubt is not None and asked.doubt.cells == seen
+    assert game.infer(asked.doubt).kind == ILLEGAL
+    assert decode(game, obs, illegal_beyond=gap + 0.01, ask_beyond=gap + 0.01).doubt is None
+    reported = decode(game, obs, illegal_beyond=gap - 0.01, ask_beyond=gap - 0.02)
+    assert reported.as_seen and reported.doubt is None
+    # a board read surely as the accepted one has nothing to ask about
+    quiet = Observation("blokus", dict(view), probabilities=_probabilities(view, sure=0.999))
+    assert decode(game, quiet, ask_beyond=-math.inf).doubt is None
 
 
 def test_a_reported_placement_names_the_likeliest_legal_move():

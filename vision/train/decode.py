@@ -8,13 +8,14 @@ and takes them back. Every such board is decoded twice with no close margin: rep
 likeliest illegal act (:mod:`vision.decode`) whenever it is likelier than every legal
 explanation, and never; that gives both verdicts, how much likelier that act is than the best
 legal explanation (``Decoded.illegal_gap``) and how far the second-best explanation is behind
-the best (``Decoded.margin``). An illegal margin ``i`` and a close margin ``c`` then report the
-illegal act when its gap exceeds ``i``, else ask the players to confirm every board whose margin
-is below ``c``. The pair of least cost is kept: :data:`~vision.decode.WRONG_COST` per false
-verdict (another move accepted, or an illegal placement let stand as a move or as no change), 1
-per board refused (a legal move asked about, called illegal, unclear or no change; an illegal
-placement asked about or unclear). Ties go to the smaller close margin, then to the middle of
-the tied illegal margins.
+the best (``Decoded.margin``). An illegal margin ``i``, an ask margin ``a`` and a close margin
+``c`` then report the illegal act when its gap exceeds ``i``, ask the players about it when its
+gap exceeds ``a``, else ask them to confirm every board whose margin is below ``c``. The three of
+least cost are kept: :data:`~vision.decode.WRONG_COST` per false verdict (another move
+accepted, or an illegal placement let stand as a move or as no change), 1 per board refused (a
+legal move asked about, called illegal, unclear or no change; an illegal placement asked about
+or unclear). Ties go to asking about fewer illegal acts (none: ``a = i``), then to the smaller
+close margin, then to the middle of the tied illegal margins.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ MARGINS = tuple(round(math.log(x), 4) for x in (1, 2, 3, 4, 6, 8, 12, 16, 32, 64
 ILLEGAL_MARGINS = tuple(
     round(math.log(x), 4) for x in (4, 8, 16, 50, 128, 512, 2048, 8192, 2**15, 2**17, 2**20)
 )
+#: The ask margins (nats) the fit chooses from, below the illegal margin (at it: never ask):
+#: from an illegal act ln 4 less likely than the best legal explanation up.
+ASK_MARGINS = tuple(round(math.log(x), 4) for x in (0.25, 0.5, 1, 2)) + ILLEGAL_MARGINS
 #: Verdicts of a board when nobody is asked.
 RIGHT, WRONG, REFUSED = "right", "wrong", "refused"
 
@@ -60,11 +64,13 @@ class Judged:
     #: Nats the second-best legal explanation is behind the best.
     margin: float
 
-    def outcome(self, illegal_margin: float, close_margin: float) -> str:
+    def outcome(self, illegal_margin: float, close_margin: float, ask_margin: float) -> str:
         """The verdict with these margins (a question is a refusal)."""
         if self.gap > illegal_margin:
             return self.trusted
-        return REFUSED if self.margin < close_margin else self.decoded
+        if self.gap > ask_margin or self.margin < close_margin:
+            return REFUSED
+        return self.decoded
 
 
 def _outcome(game: Game, obs: Observation, played: Move | None) -> str:
@@ -110,38 +116,47 @@ def judged_boards(model: CellModel, recipe: dict[str, Any], index: int, seed: in
     return out
 
 
-def _counts(boards: list[Judged], illegal_margin: float, close_margin: float) -> dict[str, int]:
+#: The fitted margins: (illegal, close, ask), in nats.
+Margins = tuple[float, float, float]
+
+
+def _counts(boards: list[Judged], margins: Margins) -> dict[str, int]:
     counts = {RIGHT: 0, WRONG: 0, REFUSED: 0}
     for board in boards:
-        counts[board.outcome(illegal_margin, close_margin)] += 1
+        counts[board.outcome(*margins)] += 1
     return counts
 
 
-def tied_margins(boards: list[Judged]) -> list[tuple[float, float]]:
-    """The (illegal, close) margins of least cost on ``boards``: per illegal margin of
-    :data:`ILLEGAL_MARGINS` the smallest close margin of least cost, where that is the least
-    cost of all."""
-    costs: list[tuple[float, float, float]] = []
+def tied_margins(boards: list[Judged]) -> list[Margins]:
+    """The (illegal, close, ask) margins of least cost on ``boards``: per illegal margin of
+    :data:`ILLEGAL_MARGINS` the ask margin of :data:`ASK_MARGINS` below it asking about the
+    fewest acts (the illegal margin itself: none), then the smallest close margin, of least
+    cost, where that is the least cost of all."""
+    costs: list[tuple[float, Margins]] = []
     for illegal_margin in ILLEGAL_MARGINS:
-        best: tuple[float, float] | None = None
-        for close_margin in MARGINS:
-            counts = _counts(boards, illegal_margin, close_margin)
-            cost = WRONG_COST * counts[WRONG] + counts[REFUSED]
-            if best is None or cost < best[0]:
-                best = (cost, close_margin)
+        below = sorted((a for a in ASK_MARGINS if a < illegal_margin), reverse=True)
+        asks = [illegal_margin, *below]
+        best: tuple[float, Margins] | None = None
+        for ask_margin in asks:
+            for close_margin in MARGINS:
+                margins = (illegal_margin, close_margin, ask_margin)
+                counts = _counts(boards, margins)
+                cost = WRONG_COST * counts[WRONG] + counts[REFUSED]
+                if best is None or cost < best[0]:
+                    best = (cost, margins)
         assert best is not None
-        costs.append((best[0], illegal_margin, best[1]))
-    least = min(cost for cost, _, _ in costs)
-    return [(i, c) for cost, i, c in costs if cost == least]
+        costs.append(best)
+    least = min(cost for cost, _ in costs)
+    return [margins for cost, margins in costs if cost == least]
 
 
-def choose_margins(boards: list[Judged]) -> tuple[float, float]:
-    """The (illegal, close) margins of least cost on ``boards`` (ties: the smaller close
-    margin, then the middle of the tied illegal margins)."""
+def choose_margins(boards: list[Judged]) -> Margins:
+    """The (illegal, close, ask) margins of least cost on ``boards`` (ties: the fewest illegal
+    acts asked about, the smaller close margin, then the middle of the tied illegal margins)."""
     return _middle(tied_margins(boards))
 
 
-def _middle(tied: list[tuple[float, float]]) -> tuple[float, float]:
+def _middle(tied: list[Margins]) -> Margins:
     """The middle (the lower of two) of the tied margins, :func:`tied_margins`."""
     return tied[(len(tied) - 1) // 2]
 
@@ -152,22 +167,33 @@ def _job(args: tuple[Path, dict[str, Any], int, int]) -> list[Judged]:
     return judged_boards(CellModel.load(path), recipe, index, seed)
 
 
-def fit_margins(
+def judge_games(
     model_path: Path, recipe: dict[str, Any], games: int, seed: int, workers: int | None = None
-) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ``decode`` margins of the model at ``model_path`` fitted on ``games`` sample games,
-    and the figures of the fit: moves right, wrong and refused with them, the least and the
-    largest illegal margin of the same least cost, and illegal placements flagged and let stand
-    with them and with :data:`vision.decode.ILLEGAL_MARGIN`."""
+) -> list[Judged]:
+    """Every judged board of ``games`` sample games (:func:`judged_boards`) of the model at
+    ``model_path``, on ``workers`` processes."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
-    boards = [b for r in parallel_map(_job, jobs, workers) for b in r]
+    return [b for r in parallel_map(_job, jobs, workers) for b in r]
+
+
+def fit_margins(boards: list[Judged], games: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ``decode`` margins fitted on the judged ``boards`` of ``games`` sample games
+    (:func:`judge_games`), and the figures of the fit: moves right, wrong and refused with them,
+    the least and the largest illegal margin of the same least cost, illegal placements flagged
+    and let stand with them and with :data:`vision.decode.ILLEGAL_MARGIN` (and no ask margin),
+    and moves and illegal placements asked about as illegal acts."""
     tied = tied_margins(boards)
-    illegal_margin, close_margin = _middle(tied)
+    illegal_margin, close_margin, ask_margin = _middle(tied)
+    margins = (illegal_margin, close_margin, ask_margin)
     moves = [b for b in boards if not b.illegal]
     attempts = [b for b in boards if b.illegal]
-    counts = _counts(moves, illegal_margin, close_margin)
-    fixed = _counts(attempts, ILLEGAL_MARGIN, close_margin)
-    fitted = _counts(attempts, illegal_margin, close_margin)
+    counts = _counts(moves, margins)
+    fixed = _counts(attempts, (ILLEGAL_MARGIN, close_margin, ILLEGAL_MARGIN))
+    fitted = _counts(attempts, margins)
+
+    def asked(boards: list[Judged]) -> int:
+        return sum(ask_margin < b.gap <= illegal_margin for b in boards)
+
     figures = {
         "decode_games": games,
         "decode_moves": len(moves),
@@ -178,5 +204,8 @@ def fit_margins(
         "decode_illegal_let_stand": fitted[WRONG],
         "decode_illegal_flagged_at_ln50": fixed[RIGHT],
         "decode_illegal_let_stand_at_ln50": fixed[WRONG],
+        "decode_moves_asked_illegal": asked(moves),
+        "decode_illegal_asked": asked(attempts),
     }
-    return {"illegal_margin": illegal_margin, "close_margin": close_margin}, figures
+    fitted_margins = {"illegal_margin": illegal_margin, "close_margin": close_margin}
+    return {**fitted_margins, "ask_margin": ask_margin}, figures

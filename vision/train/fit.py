@@ -27,7 +27,7 @@ from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import Patches, build
-from .decode import fit_margins
+from .decode import fit_margins, judge_games
 from .kernel import expected_costs
 
 #: Scenes of the validation split (rendered from other indices of the same domain).
@@ -642,13 +642,12 @@ def refit_decode(
     workers: int | None,
     games: int | None = None,
 ) -> Path:
-    """Fit the illegal and close margins (:mod:`vision.decode`) of the existing model
+    """Fit the illegal, close and ask margins (:mod:`vision.decode`) of the existing model
     ``out/NAME.json`` on ``games`` sample games (default the recipe's ``decode_games``), its
     network and adaptation kept. Return the JSON's path."""
     path = out / f"{name}.json"
-    margins, figures = fit_margins(
-        path, recipe, int(games or recipe.get("decode_games", 24)), seed, workers
-    )
+    games = int(games or recipe.get("decode_games", 24))
+    margins, figures = fit_margins(judge_games(path, recipe, games, seed, workers), games)
     meta = json.loads(path.read_text(encoding="utf-8"))
     meta["decode"] = margins
     meta["trained"].update(figures)

@@ -18,3 +18,14 @@ def flagging_models(folder: Path, game: str) -> Path:
     meta = json.loads(path.read_text())
     path.write_text(json.dumps({**meta, "foreign_threshold": 0.0}))
     return folder
+
+
+def asking_models(folder: Path, game: str) -> Path:
+    """``folder`` with the committed models, ``game``'s asking the players about every illegal
+    act likelier than the best legal explanation (an ask margin of 0) and reporting none."""
+    shutil.copytree(MODELS_DIR, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    path = folder / f"{game}.json"
+    meta = json.loads(path.read_text())
+    decode = {**meta.get("decode", {}), "illegal_margin": 1e9, "ask_margin": 0.0}
+    path.write_text(json.dumps({**meta, "decode": decode}))
+    return folder
