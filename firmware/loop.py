@@ -117,6 +117,8 @@ class _Pending:
     frame: np.ndarray
     result: FrameResult
     options: list[Any] = field(default_factory=list)
+    #: The question put to the players, as the screen asks it: (question, OK's option, MENU's).
+    question: tuple[str, str, str] | None = None
 
 
 def board_after(game: Game, pick: Move | Observation | None) -> dict[str, Any]:
@@ -218,6 +220,14 @@ class RefereeLoop:
         if self.phase != Phase.ILLEGAL or self._offer is None:
             return None
         return self._offer.options[0]
+
+    @property
+    def question(self) -> tuple[str, str, str] | None:
+        """The question the CONFIRM screen puts to the players: the question, the option OK
+        takes and the one MENU takes (``None`` when nothing is asked)."""
+        if self.phase != Phase.CONFIRM or self._pending is None:
+            return None
+        return self._pending.question
 
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
@@ -363,18 +373,21 @@ class RefereeLoop:
         game = self.referee.game
         decoded = decode(game, result.observation)
         if self.phase == Phase.PLAY and decoded.doubt is not None:
-            self._pending = _Pending(frame, result, [decoded.move, decoded.doubt])
-            self.phase = Phase.CONFIRM
             first = str(decoded.move) if decoded.move is not None else "no move"
             view = game.view()
             changed = sorted(c for c, v in decoded.doubt.cells.items() if view.get(c, v) != v)
+            second = f"illegal at {' '.join(changed)}"
+            question = ("What was done?", first, second)
+            self._pending = _Pending(frame, result, [decoded.move, decoded.doubt], question)
+            self.phase = Phase.CONFIRM
             self._show(screens.doubt(first, changed, status=self.status))
-            self._report(f"illegal act in doubt: {first} or illegal at {' '.join(changed)}?")
+            self._report(f"illegal act in doubt: {first} or {second}?")
             return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
-            self._pending = _Pending(frame, result, list(decoded.close))
-            self.phase = Phase.CONFIRM
             first, second = (str(m) if m is not None else "no move" for m in decoded.close[:2])
+            question = ("Which move?", first, second)
+            self._pending = _Pending(frame, result, list(decoded.close), question)
+            self.phase = Phase.CONFIRM
             self._show(screens.confirm(first, second, status=self.status))
             self._report(f"close call: {first} or {second}?")
             return

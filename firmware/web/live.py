@@ -95,6 +95,10 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
             "cells": list(loop.illegal.cells),
             "offer": str(offered) if offered is not None else None,
         }
+    question = None
+    if loop.question is not None:
+        text, ok, menu = loop.question
+        question = {"question": text, "ok": ok, "menu": menu}
     problem = None  # a reading the rules cannot judge ("check the board")
     if outcome is not None and outcome.verdict.kind == AMBIGUOUS and illegal is None:
         problem = {"reason": outcome.verdict.reason, "cells": list(outcome.verdict.cells)}
@@ -107,6 +111,7 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
         "occluded": occluded,
         "clear_offered": loop.offering_clear,
         "illegal": illegal,
+        "question": question,
         "problem": problem,
         "players": [],
         "scores": {},

@@ -114,9 +114,14 @@ def test_an_illegal_placement_in_doubt_is_put_to_the_players(tmp_path, monkeypat
         texts = [text for text, _ in display.screen.texts]
         first = texts[texts.index("OK") + 1]
         assert any(text.startswith("illegal at ") for text in texts)
+        # the live page asks the same, naming every cell of the act
+        question = snapshot(loop, False, MoveLog(), 0)["question"]
+        assert question["question"] == "What was done?" and question["ok"] == first
+        assert question["menu"].startswith("illegal at ") and loop.question is not None
         played = len(loop.referee.game.history)
         pressed.append(pick)
         loop.step()
+        assert loop.question is None and snapshot(loop, False, MoveLog(), 1)["question"] is None
         if pick is Action.MENU:  # the players say they did the illegal act: flagged
             assert loop.phase == Phase.ILLEGAL and loop.illegal is not None
             assert factory.pin(18).state == 1 and "ILLEGAL" in display.screen.text

@@ -173,6 +173,37 @@ def test_the_page_breaks_none_of_its_own_policy(page):
     assert problems == []
 
 
+def test_the_page_shows_the_question_the_referee_asks(page, tmp_path):
+    """A close call or an illegal act in doubt: the page says what the referee's screen asks,
+    and which button takes which answer."""
+    driver, wait, _, _, _ = page
+    with WebServer("127.0.0.1", 0, records_dir=tmp_path) as server:
+        asked = {"question": "What was done?", "ok": "no move", "menu": "illegal at b4"}
+        state = {
+            "seq": 1,
+            "game": "gobblet",
+            "phase": "confirm",
+            "status": None,
+            "scores": {},
+            "log": [],
+            "diagram": None,
+            "over": False,
+            "occluded": False,
+            "illegal": None,
+            "question": asked,
+            "problem": None,
+            "to_move": "white",
+        }
+        server.publish(state)
+        driver.get(server.url)
+        wait.until(lambda d: "question" in d.find_element("id", "banner").get_attribute("class"))
+        text = driver.find_element("id", "banner").text
+        assert "What was done?" in text and "OK: no move" in text
+        assert "MENU: illegal at b4" in text
+        server.publish({**state, "seq": 2, "phase": "play", "question": None})
+        wait.until(lambda d: not d.find_element("id", "banner").is_displayed())
+
+
 def test_the_page_reconnects_by_itself_when_the_server_comes_back(page, tmp_path):
     """A phone that slept, or a referee restarted: the stream drops, the page comes back."""
     driver, wait, _, _, _ = page

@@ -62,6 +62,10 @@ function render(s) {
     banner.textContent = `Illegal: ${s.illegal.reason}` +
       (s.illegal.cells.length ? ` (fix ${s.illegal.cells.join(", ")})` : "") +
       (s.illegal.offer ? `; OK on the referee if it was ${s.illegal.offer}` : "");
+  } else if (s.question) {
+    banner.className = "question";
+    banner.textContent = `The referee asks: ${s.question.question} ` +
+      `OK: ${s.question.ok}; MENU: ${s.question.menu}; UNDO: neither`;
   } else if (s.over) {
     banner.className = "over";
     banner.textContent = s.winner === "draw" ? "Game over: a draw" : `Game over: ${s.winner} wins`;
