@@ -173,27 +173,33 @@ def test_the_page_breaks_none_of_its_own_policy(page):
     assert problems == []
 
 
+def _state(**fields) -> dict:
+    """A state as the loop publishes it, with no game and nothing to show but ``fields``."""
+    state = {
+        "seq": 1,
+        "game": None,
+        "phase": "find board",
+        "status": None,
+        "scores": {},
+        "log": [],
+        "diagram": None,
+        "over": False,
+        "occluded": False,
+        "illegal": None,
+        "question": None,
+        "problem": None,
+        "to_move": None,
+    }
+    return {**state, **fields}
+
+
 def test_the_page_shows_the_question_the_referee_asks(page, tmp_path):
     """A close call or an illegal act in doubt: the page says what the referee's screen asks,
     and which button takes which answer."""
     driver, wait, _, _, _ = page
     with WebServer("127.0.0.1", 0, records_dir=tmp_path) as server:
         asked = {"question": "What was done?", "ok": "no move", "menu": "illegal at b4"}
-        state = {
-            "seq": 1,
-            "game": "gobblet",
-            "phase": "confirm",
-            "status": None,
-            "scores": {},
-            "log": [],
-            "diagram": None,
-            "over": False,
-            "occluded": False,
-            "illegal": None,
-            "question": asked,
-            "problem": None,
-            "to_move": "white",
-        }
+        state = _state(game="gobblet", phase="confirm", question=asked, to_move="white")
         server.publish(state)
         driver.get(server.url)
         wait.until(lambda d: "question" in d.find_element("id", "banner").get_attribute("class"))
@@ -209,42 +215,12 @@ def test_the_page_reconnects_by_itself_when_the_server_comes_back(page, tmp_path
     driver, wait, _, _, _ = page
     first = WebServer("127.0.0.1", 0, records_dir=tmp_path).start()
     port = first.port
-    first.publish(
-        {
-            "seq": 1,
-            "game": None,
-            "phase": "find board",
-            "status": "first",
-            "scores": {},
-            "log": [],
-            "diagram": None,
-            "over": False,
-            "occluded": False,
-            "illegal": None,
-            "problem": None,
-            "to_move": None,
-        }
-    )
+    first.publish(_state(status="first"))
     driver.get(first.url)
     wait.until(lambda d: d.find_element("id", "banner").text == "first")
     first.stop()
     wait.until(lambda d: d.find_element("id", "connection").text == "reconnecting…")
     with WebServer("127.0.0.1", port, records_dir=tmp_path) as second:
-        second.publish(
-            {
-                "seq": 1,
-                "game": None,
-                "phase": "find board",
-                "status": "second",
-                "scores": {},
-                "log": [],
-                "diagram": None,
-                "over": False,
-                "occluded": False,
-                "illegal": None,
-                "problem": None,
-                "to_move": None,
-            }
-        )
+        second.publish(_state(status="second"))
         wait.until(lambda d: d.find_element("id", "banner").text == "second")
         assert driver.find_element("id", "connection").text == "live"
