@@ -152,6 +152,34 @@ def test_the_fit_flags_placements_read_surer_than_the_misread_legal_moves():
     assert choose_margins(legal + legal[-2:] + illegal + doubtful)[0] >= 3.0
 
 
+def test_a_model_file_without_an_ask_margin_asks_about_no_illegal_act(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    import vision.models
+    from vision.decode import ask_margin, illegal_margin
+    from vision.model import model_for
+
+    game, _ = _game_after(4)
+    seen = _lone_square(game)
+    obs = Observation("blokus", seen, probabilities=_probabilities(seen, sure=0.7))
+    gap = math.log(0.7 / 0.15)  # the lone square against no change
+    # the committed Blokus model asks about it: between its ask and illegal margins
+    assert ask_margin("blokus") < gap <= illegal_margin("blokus")
+    assert decode(game, obs).doubt is not None
+    ignore = shutil.ignore_patterns("*.py", "__pycache__")
+    shutil.copytree(vision.models.MODELS_DIR, tmp_path / "models", ignore=ignore)
+    path = tmp_path / "models" / "blokus.json"
+    meta = json.loads(path.read_text())
+    meta["decode"].pop("ask_margin")
+    path.write_text(json.dumps(meta))
+    monkeypatch.setattr(vision.models, "_chosen", tmp_path / "models")
+    assert "ask_margin" not in model_for("blokus").meta["decode"]
+    assert ask_margin("blokus") == illegal_margin("blokus")  # the band is empty
+    decoded = decode(game, obs)
+    assert decoded.doubt is None and not decoded.as_seen and decoded.move is None
+
+
 def test_the_fit_asks_about_an_illegal_placement_when_letting_it_stand_costs_more():
     from vision.decode import WRONG_COST
     from vision.train.decode import REFUSED, RIGHT, WRONG, Judged, choose_margins
