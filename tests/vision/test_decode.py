@@ -10,6 +10,7 @@ from engine import AMBIGUOUS, ILLEGAL, MOVE, Event, Observation, new_game
 from engine.grid import parse_square, square_name
 from vision.decode import CLOSE_MARGIN, decode
 
+from .data.models import edited_models
 from .forbidden import forbidden_squares
 
 COLOURS = ("orange", "violet", None)
@@ -153,9 +154,6 @@ def test_the_fit_flags_placements_read_surer_than_the_misread_legal_moves():
 
 
 def test_a_model_file_without_an_ask_margin_asks_about_no_illegal_act(tmp_path, monkeypatch):
-    import json
-    import shutil
-
     import vision.models
     from vision.decode import ask_margin, illegal_margin
     from vision.model import model_for
@@ -167,13 +165,13 @@ def test_a_model_file_without_an_ask_margin_asks_about_no_illegal_act(tmp_path, 
     # the committed Blokus model asks about it: between its ask and illegal margins
     assert ask_margin("blokus") < gap <= illegal_margin("blokus")
     assert decode(game, obs).doubt is not None
-    ignore = shutil.ignore_patterns("*.py", "__pycache__")
-    shutil.copytree(vision.models.MODELS_DIR, tmp_path / "models", ignore=ignore)
-    path = tmp_path / "models" / "blokus.json"
-    meta = json.loads(path.read_text())
-    meta["decode"].pop("ask_margin")
-    path.write_text(json.dumps(meta))
-    monkeypatch.setattr(vision.models, "_chosen", tmp_path / "models")
+
+    def without_ask(meta: dict) -> dict:
+        decode = {k: v for k, v in meta["decode"].items() if k != "ask_margin"}
+        return {**meta, "decode": decode}
+
+    models = edited_models(tmp_path / "models", "blokus", without_ask)
+    monkeypatch.setattr(vision.models, "_chosen", models)
     assert "ask_margin" not in model_for("blokus").meta["decode"]
     assert ask_margin("blokus") == illegal_margin("blokus")  # the band is empty
     decoded = decode(game, obs)
