@@ -26,7 +26,7 @@ from engine.referee import describe
 from .actions import Action
 from .config import load_config
 from .display import GIF_FILE, Display, make_device
-from .loop import Phase, RefereeLoop, Report, board_after
+from .loop import RefereeLoop, Report, board_after
 from .scenario import scripted_game
 from .simulator import SimulatedTable
 
@@ -104,7 +104,7 @@ def play_demo_game(
                 time.sleep(max(0.0, started + table.t - time.monotonic()))
             for event in table.take_events():
                 loop.event(event)
-            if loop.phase == Phase.CONFIRM and loop._pending is not None:
+            if loop.choices is not None:
                 _players_confirm(loop, table)
         loop.close()
     display.close()  # writes the GIF
@@ -129,11 +129,11 @@ def _options(name: str) -> dict:
 def _players_confirm(loop: RefereeLoop, table: SimulatedTable) -> None:
     """The players answer the "which move?" or "what was done?" question with what they really
     did (a move, no move, or the illegal act, an observation)."""
-    pending = loop._pending
-    assert pending is not None
-    truth = table.beats[min(table._beat, len(table.beats) - 1)].cells
+    choices = loop.choices
+    assert choices is not None
+    truth = table.board
     game = loop.referee.game  # type: ignore[union-attr]
-    for i, option in enumerate(pending.options[:2]):
+    for i, option in enumerate(choices):
         view = board_after(game, option)
         if {n: game.cell_to_json(c) for n, c in view.items()} == truth:
             loop.press(Action.CONFIRM if i == 0 else Action.MENU)

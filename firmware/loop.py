@@ -222,6 +222,15 @@ class RefereeLoop:
         return self._offer.options[0]
 
     @property
+    def choices(self) -> tuple[Any, Any] | None:
+        """What OK and MENU take on the CONFIRM screen: a move, ``None`` (no move) or an
+        illegal act's observation each (``None`` when nothing is asked)."""
+        if self.phase != Phase.CONFIRM or self._pending is None:
+            return None
+        first, second = self._pending.options[:2]
+        return first, second
+
+    @property
     def question(self) -> tuple[str, str, str] | None:
         """The question the CONFIRM screen puts to the players: the question, the option OK
         takes and the one MENU takes (``None`` when nothing is asked)."""
@@ -376,18 +385,14 @@ class RefereeLoop:
             first = str(decoded.move) if decoded.move is not None else "no move"
             view = game.view()
             changed = sorted(c for c, v in decoded.doubt.cells.items() if view.get(c, v) != v)
-            second = f"illegal at {' '.join(changed)}"
-            question = ("What was done?", first, second)
-            self._pending = _Pending(frame, result, [decoded.move, decoded.doubt], question)
-            self.phase = Phase.CONFIRM
+            question = ("What was done?", first, f"illegal at {' '.join(changed)}")
+            self._ask(_Pending(frame, result, [decoded.move, decoded.doubt], question))
             self._show(screens.doubt(first, changed, status=self.status))
-            self._report(f"illegal act in doubt: {first} or {second}?")
+            self._report(f"illegal act in doubt: {question[1]} or {question[2]}?")
             return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
             first, second = (str(m) if m is not None else "no move" for m in decoded.close[:2])
-            question = ("Which move?", first, second)
-            self._pending = _Pending(frame, result, list(decoded.close), question)
-            self.phase = Phase.CONFIRM
+            self._ask(_Pending(frame, result, list(decoded.close), ("Which move?", first, second)))
             self._show(screens.confirm(first, second, status=self.status))
             self._report(f"close call: {first} or {second}?")
             return
@@ -395,6 +400,12 @@ class RefereeLoop:
         offer = decoded.nearest if outcome.verdict.kind == ILLEGAL else None
         self._offer = _Pending(frame, result, [offer]) if offer is not None else None
         self._after(outcome, frame, result)
+
+    def _ask(self, pending: _Pending) -> None:
+        """Put ``pending``'s question to the players: the CONFIRM phase waits for their
+        answer (:meth:`_confirm`)."""
+        self._pending = pending
+        self.phase = Phase.CONFIRM
 
     def _after(
         self, outcome: Outcome, frame: np.ndarray | None, result: FrameResult | None

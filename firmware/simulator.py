@@ -90,6 +90,12 @@ class SimulatedTable(Camera):
         return self._beat >= len(self.beats)
 
     @property
+    def board(self) -> dict:
+        """The cells (observation JSON) on the table now: the last beat's once every beat has
+        been filmed."""
+        return self.beats[min(self._beat, len(self.beats) - 1)].cells
+
+    @property
     def t(self) -> float:
         """The simulated time of the next frame."""
         return self._index / self.fps

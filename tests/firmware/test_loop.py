@@ -13,6 +13,7 @@ from gpiozero.pins.mock import MockFactory
 from luma.core.device import dummy
 
 import vision.models
+from engine import Observation
 from firmware.actions import Action
 from firmware.buttons import Alarm
 from firmware.camera import ImageFolder
@@ -118,10 +119,17 @@ def test_an_illegal_placement_in_doubt_is_put_to_the_players(tmp_path, monkeypat
         question = snapshot(loop, False, MoveLog(), 0)["question"]
         assert question["question"] == "What was done?" and question["ok"] == first
         assert question["menu"].startswith("illegal at ") and loop.question is not None
+        # OK takes the legal explanation, MENU the illegal act as the reader saw it
+        legal, act = loop.choices
+        assert (str(legal) if legal is not None else "no move").startswith(
+            first.removesuffix(ELLIPSIS)
+        )
+        assert isinstance(act, Observation) and act.game == "blokus"
         played = len(loop.referee.game.history)
         pressed.append(pick)
         loop.step()
         assert loop.question is None and snapshot(loop, False, MoveLog(), 1)["question"] is None
+        assert loop.choices is None
         if pick is Action.MENU:  # the players say they did the illegal act: flagged
             assert loop.phase == Phase.ILLEGAL and loop.illegal is not None
             assert factory.pin(18).state == 1 and "ILLEGAL" in display.screen.text
