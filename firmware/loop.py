@@ -433,7 +433,7 @@ class RefereeLoop:
             self._offer = None
             self.phase = Phase.GAME_OVER if outcome.over else Phase.PLAY
             if v.kind == NO_CHANGE and frame is not None and result is not None and result.pose:
-                self._calibrate(frame, result)
+                self._calibrate(frame, result, unchanged=True)
         elif self.phase == Phase.CHECK_BOARD:
             pass  # the board is not (yet) as the game expects: keep asking
         self._report(describe(outcome), outcome)
@@ -446,11 +446,13 @@ class RefereeLoop:
             self._report(f"game saved: {saved.record}")
         self._show_current(outcome)
 
-    def _calibrate(self, frame: np.ndarray, result: FrameResult) -> None:
-        """Calibrate vision on the accepted board, then lock the camera's exposure and white
-        balance (a camera without ``lock_exposure`` has nothing to lock)."""
+    def _calibrate(self, frame: np.ndarray, result: FrameResult, unchanged: bool = False) -> None:
+        """Calibrate vision on the accepted board (``unchanged``: a board judged unchanged,
+        whose changed cells keep their look: :meth:`vision.readers.Reader.calibrate`), then
+        lock the camera's exposure and white balance (a camera without ``lock_exposure`` has
+        nothing to lock)."""
         assert self.referee is not None and result.pose is not None
-        self.vision.calibrate(frame, result.pose, self.referee.game.view())
+        self.vision.calibrate(frame, result.pose, self.referee.game.view(), unchanged=unchanged)
         lock = getattr(self.camera, "lock_exposure", None)
         if lock is not None and not getattr(self.camera, "locked", True) and lock():
             self._report("camera exposure and white balance locked")

@@ -121,9 +121,17 @@ class VisionPipeline:
             return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
         return FrameResult(SETTLED, t, "", pose, Observation(**{**obs.__dict__, "t": t}))
 
-    def calibrate(self, frame: np.ndarray, pose: BoardPose, known: dict[str, Content]) -> None:
-        """Teach the reader what ``known`` cells look like in ``frame`` (after an accepted move)."""
-        self.reader(pose.geometry).calibrate(frame, pose, known)
+    def calibrate(
+        self,
+        frame: np.ndarray,
+        pose: BoardPose,
+        known: dict[str, Content],
+        *,
+        unchanged: bool = False,
+    ) -> None:
+        """Teach the reader what ``known`` cells look like in ``frame`` (after an accepted move;
+        ``unchanged``: a board judged unchanged, :meth:`~vision.readers.Reader.calibrate`)."""
+        self.reader(pose.geometry).calibrate(frame, pose, known, unchanged=unchanged)
 
     def read_image(self, frame: np.ndarray, t: float = 0.0) -> tuple[Observation, BoardPose]:
         """Read one photo: locate the board and read every visible cell. Raises

@@ -163,6 +163,53 @@ def test_after_calibration_only_changed_cells_are_judged_again(game):
     assert len(reader._changed(reader.sampler.sample(dim, pose))) == len(reader.sampler.targets)
 
 
+@pytest.mark.parametrize("game", ["gobblet", "blokus"])
+def test_a_board_judged_unchanged_keeps_the_look_of_what_changed_on_it(game):
+    # a piece is put down, but the referee judges the board unchanged (the reader missed the
+    # piece, or the rules overruled it): calibrating that frame as the accepted board would
+    # make the piece the look of an empty cell, never judged again; judged unchanged, its cell
+    # keeps the empty look it had, and the next board still sends it to the model
+    rng = np.random.default_rng(32)
+    before = random_position(game, rng)
+    empty = [n for n, v in before.items() if v is None]
+    after = {**before, empty[0]: random_position(game, rng)[empty[0]] or NEW[game]}
+    shots = [
+        render_scene(game, cells, 32, hand=False, domain=Domain.TRAIN).image
+        for cells in (before, after)
+    ]
+    codec = new_game(game)
+    known = {n: codec.cell_from_json(v) for n, v in before.items()}
+    pose, moved_pose = locate(game, shots[0]), locate(game, shots[1])
+    for unchanged in (False, True):
+        reader = reader_for(game)
+        reader.calibrate(shots[0], pose, known)
+        taught = reader.bank.counts()
+        reader.calibrate(shots[1], moved_pose, known, unchanged=unchanged)
+        judged = {
+            reader.sampler.cells[i]
+            for i in reader._changed(reader.sampler.sample(shots[1], moved_pose))
+        }
+        obs = reader.read(shots[1], moved_pose)
+        if unchanged:
+            assert empty[0] in judged and obs.cells[empty[0]] is not None
+            assert reader.bank.counts() == taught  # nothing was taught by it
+        else:  # as an accepted board, the piece is now the empty cell's look
+            assert empty[0] not in judged and obs.cells[empty[0]] is None
+    # a board that did not change (a dimmer light) takes the new look where nothing changed
+    dim = np.clip(shots[0] * np.array([0.8, 0.85, 0.9]), 0, 255).astype(np.uint8)
+    dim_pose = locate(game, dim)
+    reader = reader_for(game)
+    reader.calibrate(shots[0], pose, known)
+    reader.calibrate(dim, dim_pose, known, unchanged=True)
+    still = np.setdiff1d(
+        np.arange(len(reader.sampler.targets)),
+        reader._changed(reader.sampler.sample(dim, dim_pose)),
+    )
+    assert len(still) and np.array_equal(
+        reader.memory.patches[still], reader.sampler.sample(dim, dim_pose)[still]
+    )
+
+
 def test_a_frame_is_occluded_from_the_flag_threshold_and_hides_from_the_hide_threshold():
     from dataclasses import replace
 

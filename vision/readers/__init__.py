@@ -61,9 +61,18 @@ class Reader(ABC):
         ``clear``: the players say that nothing is over the board, so none is found there."""
 
     @abstractmethod
-    def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
+    def calibrate(
+        self,
+        frame: np.ndarray,
+        pose: BoardPose,
+        known: Mapping[str, Content],
+        *,
+        unchanged: bool = False,
+    ) -> None:
         """Learn the look of the cells in ``known`` (cell name -> canonical content) from
-        ``frame``: the opening position, then the engine's accepted state after every move."""
+        ``frame``: the opening position, then the engine's accepted state after every move.
+        ``unchanged``: the referee judged ``frame``'s board unchanged, so only what did not
+        change in it since the last calibration is the accepted state's look."""
 
     @abstractmethod
     def forget(self) -> None:

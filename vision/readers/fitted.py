@@ -166,16 +166,34 @@ class FittedReader(Reader):
         any number, as for an empty cell)."""
         return None
 
-    def calibrate(self, frame: np.ndarray, pose: BoardPose, known: Mapping[str, Content]) -> None:
+    def calibrate(
+        self,
+        frame: np.ndarray,
+        pose: BoardPose,
+        known: Mapping[str, Content],
+        *,
+        unchanged: bool = False,
+    ) -> None:
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
         next frames are judged against them, and the targets whose class changed (all of them
         the first time), and those the model misread where its adaptation says so, are
-        examples of this table's pieces for the bank (:meth:`_teach`)."""
+        examples of this table's pieces for the bank (:meth:`_teach`).
+
+        ``unchanged`` (the referee judged the board unchanged: nothing was played, or the
+        rules and the reader's doubt said so): only the targets whose patches did not change
+        take ``frame``'s look (a light that drifted); a changed one keeps the look it had
+        when its accepted content was, so that a piece the reader missed, or the rules
+        overruled, is judged again at the next board instead of taken for the accepted
+        content, and nothing is taught."""
         if not set(known) >= set(self.geometry.cell_names):
             return
         classes = self.target_classes(known)
         patches = self.sampler.sample(frame, pose)
-        if self.model.adaptation.bound > 0:
+        memory = self.memory
+        if unchanged and memory is not None:
+            kept = np.intersect1d(self._changed(patches), np.flatnonzero(classes == memory.classes))
+            patches[kept] = memory.patches[kept]
+        elif self.model.adaptation.bound > 0:
             self._teach(patches, classes)
         self.memory = Memory(patches, classes)
 
