@@ -8,6 +8,7 @@ import cv2
 import pytest
 
 from firmware.cli import main
+from tests.vision.data.models import edited_models
 from vision.synth import Domain, render_scene
 
 
@@ -137,15 +138,10 @@ def test_mat_writes_a_pdf_and_a_png(tmp_path):
 @pytest.fixture
 def models_folder(tmp_path, monkeypatch):
     """A copy of the committed model files, and ``--models`` forgotten after the test."""
-    import shutil
-
     import vision.models
 
     monkeypatch.setattr(vision.models, "_chosen", None)
-    folder = tmp_path / "models"
-    skip = shutil.ignore_patterns("*.py", "__pycache__")
-    shutil.copytree(vision.models.MODELS_DIR, folder, ignore=skip)
-    return folder
+    return edited_models(tmp_path / "models", "gobblet", lambda meta: meta)
 
 
 @pytest.fixture(scope="module")
@@ -162,12 +158,11 @@ def test_read_with_models_reads_with_that_folders_files(models_folder, gobblet_p
     assert main(["read", str(gobblet_photo), "--json", "--models", str(models_folder)]) == 0
     assert json.loads(capsys.readouterr().out) == committed  # the same files, the same read
     # a model whose every target is foreign at any probability: the frame is flagged
-    meta_path = models_folder / "gobblet.json"
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    meta["foreign_threshold"] = meta["hide_threshold"] = 0.0
-    other = models_folder.parent / "flagging"
-    models_folder.rename(other)
-    (other / "gobblet.json").write_text(json.dumps(meta), encoding="utf-8")
+    other = edited_models(
+        models_folder.parent / "flagging",
+        "gobblet",
+        lambda meta: {**meta, "foreign_threshold": 0.0, "hide_threshold": 0.0},
+    )
     assert main(["read", str(gobblet_photo), "--json", "--models", str(other)]) == 0
     flagged = json.loads(capsys.readouterr().out)
     assert flagged.get("occluded") is True and not committed.get("occluded")
