@@ -385,10 +385,11 @@ class RefereeLoop:
             first = str(decoded.move) if decoded.move is not None else "no move"
             view = game.view()
             changed = sorted(c for c, v in decoded.doubt.cells.items() if view.get(c, v) != v)
-            question = ("What was done?", first, f"illegal at {' '.join(changed)}")
+            second = f"illegal at {' '.join(changed)}"
+            question = ("What was done?", first, second)
             self._ask(_Pending(frame, result, [decoded.move, decoded.doubt], question))
             self._show(screens.doubt(first, changed, status=self.status))
-            self._report(f"illegal act in doubt: {question[1]} or {question[2]}?")
+            self._report(f"illegal act in doubt: {first} or {second}?")
             return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
             first, second = (str(m) if m is not None else "no move" for m in decoded.close[:2])
