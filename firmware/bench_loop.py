@@ -4,7 +4,10 @@ Latency: a scripted game is filmed by the simulated table at 10 frames a second 
 and refereed by the real loop (vision, engine, screens on luma's dummy device, journal). For every
 move, latency = (time of the frame whose verdict was shown - time of the first frame without the
 hand) + the wall-clock time the loop took on that frame. Memory: ``referee run`` is started as a
-child process with the synthetic camera source and its peak resident set size is read back.
+child process with the synthetic camera source and its peak resident set size is read back, and
+beside it the peak of its private memory: the resident set also counts the pages of the shared
+libraries mapped in, which the page cache may hold in larger or smaller pieces (a venv pip has
+just filled: 40 MB more, ``docs/benchmarks.md``), while the private memory is the process's own.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class LoopBench:
     latency_s_max: float
     frame_ms_median: float
     rss_mb: float | None
+    private_mb: float | None = None
 
     def to_json(self) -> dict[str, float | int | str | None]:
         """The JSON object of ``--json``."""
@@ -48,6 +52,7 @@ class LoopBench:
             "latency_s_max": round(self.latency_s_max, 3),
             "frame_ms_median": round(self.frame_ms_median, 2),
             "rss_mb": None if self.rss_mb is None else round(self.rss_mb, 1),
+            "private_mb": None if self.private_mb is None else round(self.private_mb, 1),
         }
 
 
@@ -83,10 +88,9 @@ def measure_latency(game: str, seed: int = 3, settle_time: float = 0.4) -> tuple
     return latencies, frame_ms
 
 
-def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> float:
-    """Peak resident memory (MB) of ``referee run [EXTRA]`` refereeing a whole synthetic game,
-    read from the child's own ``VmHWM`` while it runs (``getrusage`` would also count the pages
-    a child inherits from this process when it is forked)."""
+def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> tuple[float, float]:
+    """Peak resident and peak private memory (MB) of ``referee run [EXTRA]`` refereeing a whole
+    synthetic game (:func:`peak_memory_mb`)."""
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.toml"
         config.write_text(
@@ -97,18 +101,33 @@ def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> flo
         )
         command = [sys.executable, "-m", "firmware.cli", "run", "--game", game]
         command += ["--config", str(config), "--fps", "1000", *(extra or [])]
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        status = Path(f"/proc/{child.pid}/status")
-        peak_kb = 0
-        while child.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                for line in status.read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        peak_kb = max(peak_kb, int(line.split()[1]))
-            time.sleep(0.1)
-        if child.returncode:
-            raise subprocess.CalledProcessError(child.returncode, command)
-    return peak_kb / 1024
+        return peak_memory_mb(command)
+
+
+def peak_memory_mb(command: list[str]) -> tuple[float, float]:
+    """Run ``command`` and return its peak resident memory (its own ``VmHWM``: ``getrusage``
+    would also count the pages a child inherits from this process when it is forked) and the
+    peak of its private memory (``Private_Clean`` + ``Private_Dirty`` of ``smaps_rollup``,
+    sampled every 0.1 s while it runs), in MB."""
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    status = Path(f"/proc/{child.pid}/status")
+    rollup = Path(f"/proc/{child.pid}/smaps_rollup")
+    peak_kb = private_kb = 0
+    while child.poll() is None:
+        with contextlib.suppress(OSError, ValueError):
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak_kb = max(peak_kb, int(line.split()[1]))
+            own = sum(
+                int(line.split()[1])
+                for line in rollup.read_text().splitlines()
+                if line.startswith(("Private_Clean:", "Private_Dirty:"))
+            )
+            private_kb = max(private_kb, own)
+        time.sleep(0.1)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, command)
+    return peak_kb / 1024, private_kb / 1024
 
 
 def cmd_bench_loop(args: argparse.Namespace) -> int:
@@ -116,7 +135,7 @@ def cmd_bench_loop(args: argparse.Namespace) -> int:
     game = args.game or "gobblet"
     latencies, frame_ms = measure_latency(game)
     extra = [] if args.models is None else ["--models", args.models]
-    rss = None if args.no_memory else run_peak_mb(game, extra)
+    rss, private = (None, None) if args.no_memory else run_peak_mb(game, extra)
     result = LoopBench(
         game,
         len(latencies),
@@ -124,6 +143,7 @@ def cmd_bench_loop(args: argparse.Namespace) -> int:
         max(latencies),
         statistics.median(frame_ms),
         rss,
+        private,
     )
     if args.json:
         print(json.dumps(result.to_json()))
@@ -133,5 +153,6 @@ def cmd_bench_loop(args: argparse.Namespace) -> int:
             f"{result.latency_s_median:.3f} s, max {result.latency_s_max:.3f} s at 10 fps; "
             f"{result.frame_ms_median:.1f} ms per frame"
             + ("" if rss is None else f"; referee run peak memory {rss:.0f} MB")
+            + ("" if private is None else f" ({private:.0f} MB its own)")
         )
     return 0

@@ -208,8 +208,8 @@ def cmd_bench_web(args: argparse.Namespace) -> int:
     if not args.no_memory:
         result = dataclasses.replace(
             result,
-            run_mb=run_peak_mb(game),
-            run_web_mb=run_peak_mb(game, ["--web", "127.0.0.1:0"]),
+            run_mb=run_peak_mb(game)[0],
+            run_web_mb=run_peak_mb(game, ["--web", "127.0.0.1:0"])[0],
         )
     if args.json:
         print(json.dumps(result.to_json()))
