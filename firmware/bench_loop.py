@@ -88,7 +88,9 @@ def measure_latency(game: str, seed: int = 3, settle_time: float = 0.4) -> tuple
     return latencies, frame_ms
 
 
-def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> tuple[float, float]:
+def run_peak_mb(
+    game: str, extra: list[str] | None = None, seed: int = 3
+) -> tuple[float, float | None]:
     """Peak resident and peak private memory (MB) of ``referee run [EXTRA]`` refereeing a whole
     synthetic game (:func:`peak_memory_mb`)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,30 +106,32 @@ def run_peak_mb(game: str, extra: list[str] | None = None, seed: int = 3) -> tup
         return peak_memory_mb(command)
 
 
-def peak_memory_mb(command: list[str]) -> tuple[float, float]:
+def peak_memory_mb(command: list[str]) -> tuple[float, float | None]:
     """Run ``command`` and return its peak resident memory (its own ``VmHWM``: ``getrusage``
     would also count the pages a child inherits from this process when it is forked) and the
     peak of its private memory (``Private_Clean`` + ``Private_Dirty`` of ``smaps_rollup``,
-    sampled every 0.1 s while it runs), in MB."""
+    sampled every 0.1 s while it runs; None where the kernel has no ``smaps_rollup``), in MB."""
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     status = Path(f"/proc/{child.pid}/status")
     rollup = Path(f"/proc/{child.pid}/smaps_rollup")
-    peak_kb = private_kb = 0
+    peak_kb = 0
+    private_kb: int | None = None
     while child.poll() is None:
         with contextlib.suppress(OSError, ValueError):
             for line in status.read_text().splitlines():
                 if line.startswith("VmHWM:"):
                     peak_kb = max(peak_kb, int(line.split()[1]))
+        with contextlib.suppress(OSError, ValueError):
             own = sum(
                 int(line.split()[1])
                 for line in rollup.read_text().splitlines()
                 if line.startswith(("Private_Clean:", "Private_Dirty:"))
             )
-            private_kb = max(private_kb, own)
+            private_kb = max(private_kb or 0, own)
         time.sleep(0.1)
     if child.returncode:
         raise subprocess.CalledProcessError(child.returncode, command)
-    return peak_kb / 1024, private_kb / 1024
+    return peak_kb / 1024, None if private_kb is None else private_kb / 1024
 
 
 def cmd_bench_loop(args: argparse.Namespace) -> int:
