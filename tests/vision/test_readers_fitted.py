@@ -132,18 +132,25 @@ def test_a_missing_or_foreign_model_file_is_a_clear_error(tmp_path):
         CellModel.load(tmp_path / "gone.json")
 
 
+def _a_piece_put_down(game: str, seed: int) -> tuple[dict, str, dict, list[np.ndarray]]:
+    """A random board, the first empty cell, the board with a piece put down on it, and the
+    two rendered in one scene (a varied domain draws each piece from a stream of its own cell:
+    the other pieces stay put)."""
+    rng = np.random.default_rng(seed)
+    before = random_position(game, rng)
+    cell = next(n for n, v in before.items() if v is None)
+    after = {**before, cell: random_position(game, rng)[cell] or NEW[game]}
+    shots = [
+        render_scene(game, cells, seed, hand=False, domain=Domain.TRAIN).image
+        for cells in (before, after)
+    ]
+    return before, cell, after, shots
+
+
 @pytest.mark.parametrize("game", ["gobblet", "blokus"])
 def test_after_calibration_only_changed_cells_are_judged_again(game):
     reader = reader_for(game)
-    rng = np.random.default_rng(31)
-    before = random_position(game, rng)
-    empty = [n for n, v in before.items() if v is None]
-    after = {**before, empty[0]: random_position(game, rng)[empty[0]] or NEW[game]}
-    # a varied domain draws each piece from a stream of its own cell: the other pieces stay put
-    shots = [
-        render_scene(game, cells, 31, hand=False, domain=Domain.TRAIN).image
-        for cells in (before, after)
-    ]
+    before, cell, after, shots = _a_piece_put_down(game, 31)
     pose = locate(game, shots[0])
     codec = new_game(game)
     pose_cells = reader.sampler.targets
@@ -156,7 +163,7 @@ def test_after_calibration_only_changed_cells_are_judged_again(game):
     assert reader.read(dim, dim_pose).cells == truth(game, before)
     # a piece put down: its cell (and at most its neighbours) go to the model
     moved = reader._changed(reader.sampler.sample(shots[1], locate(game, shots[1])))
-    assert empty[0] in {reader.sampler.cells[i] for i in moved}
+    assert cell in {reader.sampler.cells[i] for i in moved}
     obs = reader.read(shots[1], locate(game, shots[1]))
     assert obs.cells == truth(game, after)
     reader.forget()
@@ -169,14 +176,7 @@ def test_a_board_judged_unchanged_keeps_the_look_of_what_changed_on_it(game):
     # piece, or the rules overruled it): calibrating that frame as the accepted board would
     # make the piece the look of an empty cell, never judged again; judged unchanged, its cell
     # keeps the empty look it had, and the next board still sends it to the model
-    rng = np.random.default_rng(32)
-    before = random_position(game, rng)
-    empty = [n for n, v in before.items() if v is None]
-    after = {**before, empty[0]: random_position(game, rng)[empty[0]] or NEW[game]}
-    shots = [
-        render_scene(game, cells, 32, hand=False, domain=Domain.TRAIN).image
-        for cells in (before, after)
-    ]
+    before, cell, _, shots = _a_piece_put_down(game, 32)
     codec = new_game(game)
     known = {n: codec.cell_from_json(v) for n, v in before.items()}
     pose, moved_pose = locate(game, shots[0]), locate(game, shots[1])
@@ -191,10 +191,10 @@ def test_a_board_judged_unchanged_keeps_the_look_of_what_changed_on_it(game):
         }
         obs = reader.read(shots[1], moved_pose)
         if unchanged:
-            assert empty[0] in judged and obs.cells[empty[0]] is not None
+            assert cell in judged and obs.cells[cell] is not None
             assert reader.bank.counts() == taught  # nothing was taught by it
         else:  # as an accepted board, the piece is now the empty cell's look
-            assert empty[0] not in judged and obs.cells[empty[0]] is None
+            assert cell not in judged and obs.cells[cell] is None
     # a board that did not change but for a dimmer light takes the new look: the memory
     # follows the light
     dim = np.clip(shots[0] * np.array([0.8, 0.85, 0.9]), 0, 255).astype(np.uint8)
