@@ -222,21 +222,24 @@ class RefereeLoop:
         return self._offer.options[0]
 
     @property
+    def _asked(self) -> _Pending | None:
+        """The question waiting for the players' answer on the CONFIRM screen (``None``)."""
+        return self._pending if self.phase == Phase.CONFIRM else None
+
+    @property
     def choices(self) -> tuple[Any, Any] | None:
         """What OK and MENU take on the CONFIRM screen: a move, ``None`` (no move) or an
         illegal act's observation each (``None`` when nothing is asked)."""
-        if self.phase != Phase.CONFIRM or self._pending is None:
+        if self._asked is None:
             return None
-        first, second = self._pending.options[:2]
+        first, second = self._asked.options[:2]
         return first, second
 
     @property
     def question(self) -> tuple[str, str, str] | None:
         """The question the CONFIRM screen puts to the players: the question, the option OK
         takes and the one MENU takes (``None`` when nothing is asked)."""
-        if self.phase != Phase.CONFIRM or self._pending is None:
-            return None
-        return self._pending.question
+        return None if self._asked is None else self._asked.question
 
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
@@ -470,7 +473,7 @@ class RefereeLoop:
             else:
                 self._show_current()
             return
-        if self.phase == Phase.CONFIRM and self._pending is not None:
+        if self._asked is not None:
             self._confirm(action)
             return
         if self._phone_page:  # any button puts the QR code away
