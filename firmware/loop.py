@@ -27,7 +27,9 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
 A still board that vision finds something over (``vision.pipeline.STILL_OCCLUDED``) keeps the
 "hand over the board" screen up, with "OK if it is clear": the model may take a clear board's
 look for a hand (an odd lamp, a blurred camera), and the referee would wait for ever. CONFIRM
-there (in PLAY or CHECK_BOARD) has the next settled frame read as clear and judged as usual.
+there (in PLAY, CHECK_BOARD, or ILLEGAL: the illegal placement put right, and its offer is off
+the screen while the hand screen is up) has the next settled frame read as clear and judged as
+usual.
 
 The menu's "shut down" asks for CONFIRM first; then :attr:`RefereeLoop.shutdown_requested` is
 set and :meth:`RefereeLoop.run` returns (``referee run`` exits with its shutdown status, and the
@@ -216,8 +218,9 @@ class RefereeLoop:
     @property
     def offered(self) -> Move | None:
         """The likeliest legal move offered beside the illegal placement: CONFIRM accepts it,
-        should vision have misread the board (``None`` when there is none)."""
-        if self.phase != Phase.ILLEGAL or self._offer is None:
+        should vision have misread the board (``None`` when there is none, or while the screen
+        offers "OK if it is clear" instead: :attr:`offering_clear`)."""
+        if self.phase != Phase.ILLEGAL or self._offer is None or self.offering_clear:
             return None
         return self._offer.options[0]
 
@@ -371,8 +374,9 @@ class RefereeLoop:
     @property
     def offering_clear(self) -> bool:
         """Whether the screen offers "OK if it is clear": vision found something over the still
-        board, the game waits for a move, and no menu or page is in the way."""
-        waiting = self.phase in (Phase.PLAY, Phase.CHECK_BOARD)
+        board, the game waits for a move or for an illegal placement to be put right, and no
+        menu or page is in the way."""
+        waiting = self.phase in (Phase.PLAY, Phase.CHECK_BOARD, Phase.ILLEGAL)
         return self._still_occluded and waiting and not (self.menu.is_open or self._phone_page)
 
     def _show_hand(self) -> None:

@@ -213,6 +213,41 @@ def test_a_clear_board_taken_for_a_hand_is_judged_once_the_players_say_it_is_cle
     assert [str(m) for m in judged.referee.game.history] == moves
 
 
+def test_an_illegal_placement_put_right_is_judged_once_the_players_say_the_board_is_clear(
+    tmp_path, monkeypatch
+):
+    # every board read is taken for one with a hand over it, the board taken back too: with the
+    # illegal flag up, the screen must still let the players say that it is clear
+    monkeypatch.setattr(vision.models, "_chosen", flagging_models(tmp_path / "models", "gobblet"))
+    script = scripted_game("gobblet", seed=4)
+    taken_back = next(i for i, s in enumerate(script.steps) if s.note == "taken back")
+    script.steps = script.steps[: taken_back + 1]
+    table = SimulatedTable(script, seed=2, hand_frames=2, still_frames=14)
+    display = _display()
+    seen: list[tuple[Phase, bool]] = []
+
+    def players() -> Action | None:
+        if display.screen is not None and "OK if it is clear" in display.screen.text:
+            seen.append((loop.phase, loop.offered is None))
+            return Action.CONFIRM
+        return table.next_action()
+
+    loop = RefereeLoop(
+        table,
+        display,
+        game="gobblet",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "r",
+        actions=players,
+    )
+    while not table.finished:
+        loop.step()
+    assert (Phase.ILLEGAL, True) in seen  # offered under the flag, and no move offered with it
+    assert loop.phase == Phase.PLAY and loop.illegal is None
+    moves = [s.note for s in script.steps if s.expect == "move"]
+    assert [str(m) for m in loop.referee.game.history] == moves
+
+
 def test_no_board_is_reported_after_a_grace_period(tmp_path):
     folder = tmp_path / "frames"
     folder.mkdir()
