@@ -9,7 +9,10 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
 - FIND_BOARD: no board yet (or lost): "board not found" with a hint. When no game was chosen,
   the game is the one whose markers are seen.
 - CHECK_BOARD: the first settled view must be the game's accepted state (an empty board, the
-  opening, or the resumed game); until it is, the screen says what is wrong.
+  opening, or the resumed game), or one legal move on from it; until it is, the screen says
+  what is wrong ("CHECK BOARD", the reason and the cells), with "OK if set up": vision may have
+  misread the board, before it knows this table's light, and CONFIRM accepts it as the game's
+  accepted state (and calibrates vision on it, as on any accepted board).
 - PLAY: every settled observation is decoded with the rules and judged. A move is journalled
   (durably) *before* the screen shows it.
 - ILLEGAL: an illegal placement flashes the reason and the cells, the buzzer beeps, and nothing
@@ -198,6 +201,8 @@ class RefereeLoop:
         self._pending: _Pending | None = None
         #: the likeliest legal move, offered while an illegal placement is flagged
         self._offer: _Pending | None = None
+        #: the board checked and found not set up for the game, and why (CHECK_BOARD)
+        self._unset: tuple[_Pending, Verdict] | None = None
         self._lost_since: float | None = None
         #: vision found something over the still board, and no clear board has settled since
         self._still_occluded = False
@@ -223,6 +228,14 @@ class RefereeLoop:
         if self.phase != Phase.ILLEGAL or self._offer is None or self.offering_clear:
             return None
         return self._offer.options[0]
+
+    @property
+    def unset(self) -> Verdict | None:
+        """Why the board checked before play is not the game's accepted state, while the screen
+        says so and offers "OK if set up" (``None`` otherwise)."""
+        if self.phase != Phase.CHECK_BOARD or self._unset is None or self.offering_clear:
+            return None
+        return self._unset[1]
 
     @property
     def _asked(self) -> _Pending | None:
@@ -357,7 +370,10 @@ class RefereeLoop:
             self._open_game(result.game)
         if self.phase == Phase.FIND_BOARD:
             self.phase = Phase.CHECK_BOARD
+            self._unset = None
             self._report(f"board found: {result.game}")
+        if result.status in (MOVING, OCCLUDED):
+            self._unset = None  # the players are at the board: it is looked at again
         if result.status != MOVING:
             self._still_occluded = result.reason == STILL_OCCLUDED
         if result.status == OCCLUDED and self.phase not in (Phase.ILLEGAL, Phase.CONFIRM):
@@ -442,8 +458,9 @@ class RefereeLoop:
             self.phase = Phase.GAME_OVER if outcome.over else Phase.PLAY
             if v.kind == NO_CHANGE and frame is not None and result is not None and result.pose:
                 self._calibrate(frame, result, unchanged=True)
-        elif self.phase == Phase.CHECK_BOARD:
-            pass  # the board is not (yet) as the game expects: keep asking
+        elif self.phase == Phase.CHECK_BOARD and frame is not None and result is not None:
+            # the board is not (yet) as the game expects: say why, and keep looking
+            self._unset = (_Pending(frame, result, [None]), v)
         self._report(describe(outcome), outcome)
         if outcome.over and v.kind in (MOVE, EVENT) and self.referee is not None:
             # one record per journaled game: an event after the end (Spectrangle's deduction)
@@ -489,6 +506,12 @@ class RefereeLoop:
             offer, self._offer = self._offer, None
             self._report(f"the players say they played {offer.options[0]}")
             self._accept(offer, offer.options[0])
+            return
+        if action is Action.CONFIRM and self.unset is not None and not self.menu.is_open:
+            assert self._unset is not None
+            pending, self._unset = self._unset[0], None
+            self._report("the players say the board is set up for the game")
+            self._accept(pending, None)
             return
         if action is Action.CONFIRM and self.offering_clear:
             self._still_occluded = False
@@ -590,6 +613,8 @@ class RefereeLoop:
             return
         if referee is None or self.phase == Phase.FIND_BOARD:
             self._show(screens.board_not_found(status=self.status))
+        elif self.unset is not None:
+            self._show(screens.check_board(self.unset.reason, self.unset.cells, status=self.status))
         elif self.phase == Phase.ILLEGAL and self._illegal is not None:
             offer = f"OK if it was {self.offered}" if self.offered is not None else None
             self._show(

@@ -322,9 +322,28 @@ def illegal(
 ) -> Screen:
     """ILLEGAL, why, the cells to put right and, when given, the ``offer`` of a button ("OK if
     it was 5@b2": vision may have misread a legal move): inverted, and flashed by the display."""
+    return _flagged("ILLEGAL", reason, cells, status=status, offer=offer, blink=True)
+
+
+def check_board(reason: str, cells: Sequence[str] = (), *, status: str | None = None) -> Screen:
+    """CHECK BOARD before play: why the board is not set up for the game, the cells to put
+    right, and "OK if set up" (vision may have misread it): inverted, not flashed."""
+    return _flagged("CHECK BOARD", reason, cells, status=status, offer="OK if set up", blink=False)
+
+
+def _flagged(
+    title: str,
+    reason: str,
+    cells: Sequence[str],
+    *,
+    status: str | None,
+    offer: str | None,
+    blink: bool,
+) -> Screen:
+    """``title``, the reason, the cells to fix and the offer, inverted in a frame."""
     canvas = _Canvas(status, inverted=True)
     canvas.draw.rectangle((0, 0, WIDTH - 1, canvas.bottom - 1), outline=canvas.ink, width=2)
-    canvas.text((WIDTH // 2, 10), "ILLEGAL", HEADING, anchor="mm", bold=True)
+    canvas.text((WIDTH // 2, 10), title, HEADING, anchor="mm", bold=True)
     offer_y = canvas.bottom - 8
     fix_y = offer_y - 11 if offer else offer_y
     lowest = fix_y if cells else (offer_y if offer else None)
@@ -335,7 +354,7 @@ def illegal(
         canvas.text((WIDTH // 2, fix_y), _cells(cells, WIDTH - 8), SMALL, anchor="mm", bold=True)
     if offer:
         canvas.text((WIDTH // 2, offer_y), offer, TINY, anchor="mm", width=WIDTH - 8)
-    return canvas.screen(blink=True)
+    return canvas.screen(blink=blink)
 
 
 def _cells(cells: Sequence[str], width: float) -> str:

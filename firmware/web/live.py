@@ -99,8 +99,10 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
     if loop.question is not None:
         text, ok, menu = loop.question
         question = {"question": text, "ok": ok, "menu": menu}
-    problem = None  # a reading the rules cannot judge ("check the board")
-    if outcome is not None and outcome.verdict.kind == AMBIGUOUS and illegal is None:
+    problem = None  # a reading the rules cannot judge, or a board not set up ("check the board")
+    if loop.unset is not None:
+        problem = {"reason": loop.unset.reason, "cells": list(loop.unset.cells), "setup": True}
+    elif outcome is not None and outcome.verdict.kind == AMBIGUOUS and illegal is None:
         problem = {"reason": outcome.verdict.reason, "cells": list(outcome.verdict.cells)}
     state: dict[str, Any] = {
         "seq": seq,

@@ -248,6 +248,40 @@ def test_an_illegal_placement_put_right_is_judged_once_the_players_say_the_board
     assert [str(m) for m in loop.referee.game.history] == moves
 
 
+def test_a_board_not_set_up_is_shown_and_accepted_as_set_up_once_the_players_say_it_is(
+    tmp_path,
+):
+    # a piece where no first move may go: the check says so, OK takes the board as set up
+    scene = render_scene("blokus", {"a1": "orange"}, 5, hand=False)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(16):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), scene.image)
+    display = _display()
+    loop = RefereeLoop(
+        ImageFolder(folder, fps=10.0),
+        display,
+        game="blokus",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "r",
+    )
+    for _ in range(8):
+        loop.step()
+    assert loop.phase == Phase.CHECK_BOARD and loop.unset is not None
+    assert "a1" in loop.unset.cells
+    assert "CHECK BOARD" in display.screen.text and "OK if set up" in display.screen.text
+    problem = snapshot(loop, False, MoveLog(), 0)["problem"]
+    assert problem["setup"] and problem["reason"] == loop.unset.reason
+    loop.press(Action.CONFIRM)
+    assert loop.phase == Phase.PLAY and loop.unset is None
+    assert not loop.referee.game.history
+    for _ in range(8):  # the same board again: the accepted one, no change
+        loop.step()
+    assert loop.phase == Phase.PLAY and not loop.referee.game.history
+    assert "CHECK BOARD" not in display.screen.text
+    loop.close()
+
+
 def test_no_board_is_reported_after_a_grace_period(tmp_path):
     folder = tmp_path / "frames"
     folder.mkdir()

@@ -77,7 +77,8 @@ function render(s) {
     banner.textContent = "Hand over the board…";
   } else if (s.problem) {
     banner.className = "info";
-    banner.textContent = `Check the board: ${s.problem.reason}`;
+    banner.textContent = `Check the board: ${s.problem.reason}` +
+      (s.problem.setup ? "; OK on the referee if it is set up for the game" : "");
   } else if (s.phase !== "play") {
     banner.className = "info";
     banner.textContent = s.status || s.phase;
