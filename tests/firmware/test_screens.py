@@ -28,6 +28,7 @@ def screens_of(data):
         screens.last_move(data.draw(names), data.draw(words), data.draw(scores), status=s),
         screens.illegal(data.draw(words), data.draw(cells), status=s),
         screens.illegal(data.draw(words), data.draw(cells), status=s, offer=data.draw(words)),
+        screens.check_board(data.draw(words), data.draw(cells), status=s),
         screens.board_not_found(data.draw(words), status=s),
         screens.hand_over_board(status=s),
         screens.hand_over_board(status=s, still=True),
@@ -99,6 +100,14 @@ def test_illegal_offers_the_likeliest_legal_move_below_the_cells():
     assert boxes["fix e8 f8"][3] <= boxes["OK if it was I5@e7"][1]  # the offer below the cells
 
 
+def test_a_board_not_set_up_is_inverted_still_and_offers_ok():
+    screen = screens.check_board("violet's first piece must cover d9 or i4", ["a1"])
+    assert not screen.blink and lit(screen.image, (0, 0, WIDTH, HEIGHT)) > 0.6
+    assert screen.text.startswith("CHECK BOARD") and "fix a1" in screen.text
+    boxes = dict(screen.texts)
+    assert boxes["fix a1"][3] <= boxes["OK if set up"][1]
+
+
 def test_too_many_cells_are_counted_not_cut():
     screen = screens.illegal("overlap", [f"a{i}" for i in range(1, 15)])
     fix = next(text for text, _ in screen.texts if text.startswith("fix"))
@@ -114,6 +123,7 @@ def test_only_the_illegal_screen_blinks():
         screens.menu("Menu", ["pass"], 0),
         screens.scoreboard({"white": 1}, "white"),
         screens.last_move("p1", "a1", {}),
+        screens.check_board("not set up", ["a1"]),
         screens.board_not_found(),
         screens.hand_over_board(),
         screens.hand_over_board(still=True),
