@@ -88,8 +88,11 @@ def _unreadable(file: str, numbers: list[int]) -> str:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark and print its figures (``--json``: one JSON object)."""
-    if args.models is not None and args.target not in ("vision", "table", "loop"):
-        print("referee: --models is for the vision, table and loop benchmarks", file=sys.stderr)
+    if args.models is not None and args.target not in ("vision", "table", "loop", "night"):
+        print(
+            "referee: --models is for the vision, table, loop and night benchmarks",
+            file=sys.stderr,
+        )
         return 2
     if args.target == "engine":
         from engine.bench import BENCH_GAMES, bench_game
@@ -113,6 +116,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .bench_loop import cmd_bench_loop
 
         return cmd_bench_loop(args)
+    if args.target == "night":
+        from .bench_night import cmd_bench_night
+
+        return cmd_bench_night(args)
     if args.target == "web":
         from .web.bench import cmd_bench_web
 
@@ -272,15 +279,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_lazy("firmware.demo", "cmd_demo"))
 
     p = sub.add_parser("bench", help="measure speed (and accuracy) of a part of the referee")
-    p.add_argument("target", choices=["engine", "vision", "table", "loop", "web"])
+    p.add_argument("target", choices=["engine", "vision", "table", "loop", "night", "web"])
     p.add_argument("--game", choices=list(GAMES), help="only this game")
     p.add_argument("--games", type=int, default=20, help="random games timed per game (engine)")
     p.add_argument("--seconds", type=float, default=2.0, help="playout time per game (engine)")
     p.add_argument("--scenes", type=int, default=200, help="rendered scenes per game (vision)")
     p.add_argument(
-        "--seed", type=int, default=2026, help="seed of the scene corpus (vision, table)"
+        "--seed", type=int, default=2026, help="seed of the scene corpus (vision, table, night)"
     )
-    p.add_argument("--tables", type=int, default=8, help="sample games filmed per game (table)")
+    p.add_argument(
+        "--tables", type=int, default=8, help="sample games filmed per game (table, night)"
+    )
     p.add_argument(
         "--failures",
         action="store_true",
@@ -303,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shared training domain; a model's recipe may widen it), heldout (other seeds and "
         "ranges, never fitted on), traced (held-out draws path-traced in held-out light, "
         "Gobblet, Blokus and Spectrangle: needs Mitsuba, the [dev] or [train] extra); "
-        "default corpus,heldout (vision, table)",
+        "default corpus,heldout (vision, table, night)",
     )
     p.add_argument(
         "--zoom",
@@ -316,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--models",
         metavar="DIR",
         help="read with the model files in DIR (a `referee train --out DIR`) instead of the "
-        "committed ones (vision, table, loop)",
+        "committed ones (vision, table, loop, night)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory runs (loop, web)")
     p.add_argument("--clients", type=int, default=20, help="viewers on the live page (web)")

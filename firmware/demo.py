@@ -23,11 +23,11 @@ from typing import Any
 from engine import GAMES
 from engine.referee import describe
 
-from .actions import Action
 from .config import load_config
 from .display import GIF_FILE, Display, make_device
-from .loop import RefereeLoop, Report, board_after
-from .scenario import scripted_game
+from .loop import RefereeLoop, Report
+from .players import HonestPlayers
+from .scenario import TABLE_OPTIONS, scripted_game
 from .simulator import SimulatedTable
 
 #: Every game the referee knows.
@@ -65,7 +65,7 @@ def play_demo_game(
     """Film, read and referee one scripted game; print each verdict when ``echo``. With ``feed``
     (the live page's) the loop tells it everything and the game is played in real time."""
     start = time.perf_counter()
-    script = scripted_game(name, seed=seed, **_options(name))
+    script = scripted_game(name, seed=seed, **TABLE_OPTIONS.get(name, {}))
     table = SimulatedTable(script, seed=seed)
     config = load_config().display
     display = Display(
@@ -95,6 +95,7 @@ def play_demo_game(
             settle_time=0.4,
             feed=feed,
         )
+        players = HonestPlayers(loop, table)
         frames = 0
         started = time.monotonic()
         while not table.finished:
@@ -104,8 +105,7 @@ def play_demo_game(
                 time.sleep(max(0.0, started + table.t - time.monotonic()))
             for event in table.take_events():
                 loop.event(event)
-            if loop.choices is not None:
-                _players_confirm(loop, table)
+            players.answer()  # a question on the screen: they say what they did
         loop.close()
     display.close()  # writes the GIF
     game = loop.referee.game if loop.referee else None
@@ -120,25 +120,6 @@ def play_demo_game(
         time.perf_counter() - start,
         out_dir / name / GIF_FILE,
     )
-
-
-def _options(name: str) -> dict:
-    return {"players": 3} if name == "spectrangle" else {}
-
-
-def _players_confirm(loop: RefereeLoop, table: SimulatedTable) -> None:
-    """The players answer the "which move?" or "what was done?" question with what they really
-    did (a move, no move, or the illegal act, an observation)."""
-    choices = loop.choices
-    assert choices is not None
-    truth = table.board
-    game = loop.referee.game  # type: ignore[union-attr]
-    for i, option in enumerate(choices):
-        view = board_after(game, option)
-        if {n: game.cell_to_json(c) for n, c in view.items()} == truth:
-            loop.press(Action.CONFIRM if i == 0 else Action.MENU)
-            return
-    loop.press(Action.UNDO)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

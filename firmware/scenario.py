@@ -87,6 +87,9 @@ class SpectrangleTable:
         return Event("end", data={"remaining": {p: list(h) for p, h in self.hands.items()}})
 
 
+#: The options a simulated table starts a game with (the game's defaults when absent).
+TABLE_OPTIONS: dict[str, dict[str, Any]] = {"spectrangle": {"players": 3}}
+
 #: deals tried (from the seed on) to find a game in which a player must pass or exchange
 DEALS_TRIED = 50
 

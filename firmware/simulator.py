@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from engine import Event
 from .actions import Action, MenuItem
 from .camera import Camera
 from .scenario import Script, Step
+
+if TYPE_CHECKING:
+    from vision.synth import Domain
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,10 @@ class Beat:
 
 class SimulatedTable(Camera):
     """Frames of a scripted game, rendered with one camera pose per game (``seed``) and the
-    board laid a few mm off its corner marks, as players put it down."""
+    board laid a few mm off its corner marks, as players put it down. ``domain``: the ranges
+    the camera, light and box are drawn from (default the nominal look); ``spp``: path-trace
+    every frame at that many samples a pixel (:func:`vision.synth.traced.render_traced`, the
+    board on its marks) instead of painting it."""
 
     name = "simulated table"
 
@@ -47,18 +54,23 @@ class SimulatedTable(Camera):
         hand_frames: int = 4,
         still_frames: int = 8,
         size: tuple[int, int] = (1280, 960),
+        domain: Domain | None = None,
+        spp: int | None = None,
     ) -> None:
         # the renderer is imported here, only when a simulated table is asked for: it is no part
         # of the appliance's production path (a real camera)
-        from vision.synth import random_board_shift, render_scene
+        from vision.synth import Domain, random_board_shift, render_scene, traced
 
         self._render_scene = render_scene
+        self._render_traced = traced.render_traced
         self.script = script
         self.seed = seed
         self.fps = fps
         self.size = size
+        self.domain = Domain.NOMINAL if domain is None else domain
+        self.spp = spp
         #: the players put the board down by hand, a little off its corner marks
-        self._board_shift = random_board_shift(seed, script.game)
+        self._board_shift = None if spp else random_board_shift(seed, script.game)
         self.beats: list[Beat] = []
         self._index = 0
         self._beat = 0
@@ -94,6 +106,18 @@ class SimulatedTable(Camera):
         """The cells (observation JSON) on the table now: the last beat's once every beat has
         been filmed."""
         return self.beats[min(self._beat, len(self.beats) - 1)].cells
+
+    @property
+    def beat(self) -> Beat | None:
+        """The beat the last frame showed (None before the first frame and once finished)."""
+        if self._index == 0 or self.finished:
+            return None
+        return self.beats[self._beat]
+
+    @property
+    def beat_shown(self) -> bool:
+        """True when the last frame was the last of its beat: the next one starts the next."""
+        return self._index > 0 and self._left <= 0
 
     @property
     def t(self) -> float:
@@ -137,13 +161,27 @@ class SimulatedTable(Camera):
         key = (tuple(sorted((k, _key(v)) for k, v in cells.items())), hand)
         frame = self._cache.get(key)
         if frame is None:
-            scene = self._render_scene(
-                self.script.game,
-                cells,
-                self.seed,
-                size=self.size,
-                hand=hand,
-                board_shift=self._board_shift,
+            game = self.script.game
+            scene = (
+                self._render_traced(
+                    game,
+                    cells,
+                    self.seed,
+                    domain=self.domain,
+                    spp=self.spp,
+                    size=self.size,
+                    hand=hand,
+                )
+                if self.spp
+                else self._render_scene(
+                    game,
+                    cells,
+                    self.seed,
+                    size=self.size,
+                    hand=hand,
+                    board_shift=self._board_shift,
+                    domain=self.domain,
+                )
             )
             # a beat films one scene several times over: only its frame is kept (a real camera
             # holds one frame too, and the figure of `referee bench web` is the referee's own)

@@ -1,0 +1,89 @@
+"""``referee bench night``: scripted games refereed by the real loop, the players pressing only
+what its screen asks of them; the figures count what the loop showed at the end of every
+board's still frames."""
+
+import json
+
+import vision.models
+from firmware.bench_night import NightTally, night_table
+from firmware.cli import main
+from firmware.scenario import scripted_game
+from tests.vision.data.models import edited_models, flagging_models
+
+
+def _moves(script) -> int:
+    return sum(step.expect == "move" for step in script.steps)
+
+
+def test_a_night_at_the_nominal_table_runs_to_the_end_without_a_press(capsys):
+    args = "bench night --game gobsmacked --tables 1 --splits corpus --json"
+    code = main(args.split())
+    assert code == 0
+    r = json.loads(capsys.readouterr().out)["games"]["gobsmacked"]
+    assert (r["tables"], r["to_the_end"], r["lost"], r["not_reached"]) == (1, 1, 0, 0)
+    assert r["moves"] == r["moves_right"] == r["unaided"] > 10
+    assert (r["illegal_placements"], r["illegal_flagged"], r["illegal_let_stand"]) == (1, 1, 0)
+    assert r["presses"] == 0 and r["moves_wrong"] == 0
+    assert r["frames"] > 16 * r["moves"]
+
+
+def test_an_unknown_split_is_one_line_and_exit_2(capsys):
+    assert main(["bench", "night", "--splits", "kitchen"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown split kitchen" in err
+
+
+def test_players_say_the_board_is_clear_whenever_the_referee_waits_for_a_hand(
+    tmp_path, monkeypatch
+):
+    # every board the model reads is taken for one with a hand over it
+    monkeypatch.setattr(vision.models, "_chosen", flagging_models(tmp_path / "m", "gobsmacked"))
+    script = scripted_game("gobsmacked", seed=3)
+    script.steps = script.steps[:8]
+    tally = NightTally()
+    night_table(script, 3, tally)
+    r = tally.to_json()
+    assert r["to_the_end"] == 1 and r["moves"] == _moves(script) > 0
+    assert r["moves_right"] == r["said_clear"] == r["moves"] and r["unaided"] == 0
+    assert r["illegal_flagged"] == r["illegal_placements"]
+    # the opening, every move, the illegal placement and the board taken back: OK once each
+    boards = 1 + sum(not s.is_event for s in script.steps)
+    assert tally.presses == {"clear": boards}
+
+
+def _swapped(meta: dict, pairs: list[tuple[str, str]]) -> dict:
+    classes = list(meta["classes"])
+    for a, b in pairs:
+        i, j = classes.index(a), classes.index(b)
+        classes[i], classes[j] = classes[j], classes[i]
+    return {**meta, "classes": classes}
+
+
+def test_a_move_misread_the_same_way_again_after_an_undo_loses_the_night(tmp_path, monkeypatch):
+    # a model that reads every circle as a square and every square as a circle: the first
+    # move is read as another legal move, undone by the players, and read so again
+    pairs = [("black-circle", "black-square"), ("white-circle", "white-square")]
+    models = edited_models(tmp_path / "m", "gobsmacked", lambda meta: _swapped(meta, pairs))
+    monkeypatch.setattr(vision.models, "_chosen", models)
+    script = scripted_game("gobsmacked", seed=3)
+    tally = NightTally()
+    night_table(script, 3, tally)
+    r = tally.to_json()
+    assert (r["to_the_end"], r["lost"], r["lost_as"]) == (0, 1, {"wrong move": 1})
+    assert r["moves"] == 1 and r["moves_right"] == 0 and r["moves_wrong"] >= 2
+    assert tally.presses == {"undo": 1}
+    assert r["not_reached"] == _moves(script) - 1
+
+
+def test_an_opening_board_read_wrong_loses_the_night_before_its_first_move(tmp_path, monkeypatch):
+    # every empty cell read as a black circle: the decoder explains the opening board by the
+    # likeliest legal move, which the players undo and the referee accepts again
+    pairs = [("empty", "black-circle")]
+    models = edited_models(tmp_path / "m", "gobsmacked", lambda meta: _swapped(meta, pairs))
+    monkeypatch.setattr(vision.models, "_chosen", models)
+    script = scripted_game("gobsmacked", seed=3)
+    tally = NightTally()
+    night_table(script, 3, tally)
+    r = tally.to_json()
+    assert (r["lost"], r["lost_as"], r["moves"]) == (1, {"wrong move": 1}, 0)
+    assert r["not_reached"] == _moves(script)
