@@ -24,7 +24,9 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
   best legal explanation but not by the illegal margin ("What was done?": that explanation or
   "illegal at" the act's first cell and how many more; ``vision.decode``, ``Decoded.doubt``);
   CONFIRM takes the first, MENU the second (an illegal act is then flagged as ILLEGAL), UNDO
-  neither (the board is looked at again).
+  neither: "Which move?" then shows the next two likeliest legal explanations
+  (``Decoded.ranked``, "UNDO: others" while there are more), and at the last ones, or for
+  "What was done?", the board is looked at again.
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
 
 A still board that vision finds something over (``vision.pipeline.STILL_OCCLUDED``) keeps the
@@ -257,6 +259,12 @@ class RefereeLoop:
         takes and the one MENU takes (``None`` when nothing is asked)."""
         return None if self._asked is None else self._asked.question
 
+    @property
+    def more_options(self) -> bool:
+        """Whether UNDO on the CONFIRM screen shows the next two explanations ("UNDO: others")
+        instead of looking at the board again."""
+        return self._asked is not None and len(self._asked.options) > 2
+
     # ----------------------------------------------------------------- game set-up
     def _open_game(self, game: str, options: dict[str, Any] | None = None) -> None:
         """Resume the journalled game of ``game`` if there is one (``options`` None), else start
@@ -415,15 +423,21 @@ class RefereeLoop:
             self._report(f"illegal act in doubt: {first} or {second}?")
             return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
-            first, second = (str(m) if m is not None else "no move" for m in decoded.close[:2])
-            self._ask(_Pending(frame, result, list(decoded.close), ("Which move?", first, second)))
-            self._show(screens.confirm(first, second, status=self.status))
-            self._report(f"close call: {first} or {second}?")
+            self._ask_which(_Pending(frame, result, list(decoded.ranked or decoded.close)))
             return
         outcome = self.referee.judge(decoded.observation)
         offer = decoded.nearest if outcome.verdict.kind == ILLEGAL else None
         self._offer = _Pending(frame, result, [offer]) if offer is not None else None
         self._after(outcome, frame, result)
+
+    def _ask_which(self, pending: _Pending) -> None:
+        """Ask "Which move?" of ``pending``'s first two options ("UNDO: others" when it has
+        more)."""
+        first, second = (str(m) if m is not None else "no move" for m in pending.options[:2])
+        pending.question = ("Which move?", first, second)
+        self._ask(pending)
+        self._show(screens.confirm(first, second, status=self.status, more=self.more_options))
+        self._report(f"close call: {first} or {second}?")
 
     def _ask(self, pending: _Pending) -> None:
         """Put ``pending``'s question to the players: the CONFIRM phase waits for their
@@ -576,6 +590,11 @@ class RefereeLoop:
     def _confirm(self, action: Action) -> None:
         pending = self._pending
         assert pending is not None and self.referee is not None
+        if action is Action.UNDO and self.more_options:
+            rest = pending.options[2:] if len(pending.options) > 3 else pending.options[-2:]
+            self._report("the players say neither: the next two")
+            self._ask_which(replace(pending, options=rest))
+            return
         if action is Action.UNDO:
             self._pending = None
             self.phase = Phase.PLAY

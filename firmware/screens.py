@@ -417,8 +417,10 @@ def confirm(
     second_key: str = "MENU",
     question: str = "Which move?",
     status: str | None = None,
+    more: bool = False,
 ) -> Screen:
-    """Two close explanations of the board, each with the button that picks it."""
+    """Two close explanations of the board, each with the button that picks it, and what UNDO
+    does: "neither", or "others" (``more``: the next two explanations)."""
     canvas = _Canvas(status)
     canvas.header(question)
     footer = canvas.bottom - 6
@@ -432,7 +434,7 @@ def confirm(
         )
         left = MARGIN + badge + 4
         canvas.text((left, y), text, BODY, width=WIDTH - left - MARGIN)
-    canvas.text((WIDTH // 2, footer), "UNDO: neither", TINY, anchor="mm")
+    canvas.text((WIDTH // 2, footer), f"UNDO: {'others' if more else 'neither'}", TINY, anchor="mm")
     return canvas.screen()
 
 

@@ -43,6 +43,9 @@ ILLEGAL_MARGIN = math.log(50.0)
 #: Two legal explanations closer than this (ln 4) are "close": the players are asked to confirm
 #: (a model file's fitted ``decode.close_margin`` replaces it).
 CLOSE_MARGIN = math.log(4.0)
+#: Legal explanations a close call lists, best first (``Decoded.ranked``): the players are shown
+#: them two at a time, the next two when neither is what they did.
+RANKED = 6
 #: What a move accepted wrongly costs, in moves the players are asked to confirm (the fit's
 #: objective: a wrong score stands unless someone notices, a question costs a button press).
 WRONG_COST = 10.0
@@ -55,6 +58,9 @@ class Decoded:
     observation: Observation
     move: Move | None
     close: tuple[Move | None, ...] = ()
+    #: With ``close``: the likeliest legal explanations, best first (``close`` first, then the
+    #: next ones, whatever their margin; at most :data:`RANKED`).
+    ranked: tuple[Move | None, ...] = ()
     margin: float = math.inf
     #: True when the observation is an illegal act, or partial (nothing was decoded).
     as_seen: bool = False
@@ -157,8 +163,15 @@ def decode(
     margin = scored[1][0] - best_cost if len(scored) > 1 else math.inf
     close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < within)
     close = close if len(close) > 1 else ()
+    ranked = tuple(m for _, m, _ in scored[:RANKED]) if close else ()
     return Decoded(
-        replace(obs, cells=cells), best_move, close, margin, illegal_gap=gap, doubt=doubt
+        replace(obs, cells=cells),
+        best_move,
+        close,
+        ranked,
+        margin,
+        illegal_gap=gap,
+        doubt=doubt,
     )
 
 

@@ -73,6 +73,8 @@ class LiveFeed:
             loop.game_name,
             history,
             referee.game if referee else None,
+            loop.question,
+            loop.offering_clear,
         )
         if key == self._key:
             return
@@ -98,7 +100,7 @@ def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[
     question = None
     if loop.question is not None:
         text, ok, menu = loop.question
-        question = {"question": text, "ok": ok, "menu": menu}
+        question = {"question": text, "ok": ok, "menu": menu, "more": loop.more_options}
     problem = None  # a reading the rules cannot judge, or a board not set up ("check the board")
     if loop.unset is not None:
         problem = {"reason": loop.unset.reason, "cells": list(loop.unset.cells), "setup": True}

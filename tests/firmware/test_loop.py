@@ -25,9 +25,10 @@ from firmware.scenario import scripted_game
 from firmware.screens import ELLIPSIS
 from firmware.simulator import SimulatedTable
 from firmware.web.live import snapshot
-from tests.vision.data.models import asking_models, flagging_models
+from tests.vision.data.models import asking_models, edited_models, flagging_models
 from tests.vision.data.scenes import bled
 from vision.bench import corpus_scene
+from vision.decode import RANKED
 from vision.synth import Domain, render_scene
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -279,6 +280,52 @@ def test_a_board_not_set_up_is_shown_and_accepted_as_set_up_once_the_players_say
         loop.step()
     assert loop.phase == Phase.PLAY and not loop.referee.game.history
     assert "CHECK BOARD" not in display.screen.text
+    loop.close()
+
+
+def test_neither_of_a_close_call_shows_the_next_two_likeliest_moves(tmp_path, monkeypatch):
+    # a model that calls every board close: the players page through the likeliest explanations
+    def closing(meta: dict) -> dict:
+        return {**meta, "decode": {**meta.get("decode", {}), "close_margin": 1e9}}
+
+    monkeypatch.setattr(vision.models, "_chosen", edited_models(tmp_path / "m", "blokus", closing))
+    script = scripted_game("blokus", seed=4)
+    script.steps = script.steps[:1]
+    table = SimulatedTable(script, seed=2, hand_frames=2, still_frames=14)
+    display = _display()
+    loop = RefereeLoop(
+        table,
+        display,
+        game="blokus",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "r",
+        actions=table.next_action,
+    )
+    while loop.phase != Phase.CONFIRM and not table.finished:
+        loop.step()
+    pages = []
+    while loop.more_options:
+        assert "UNDO: others" in display.screen.text
+        pages.append(loop.choices)
+        loop.press(Action.UNDO)
+        assert loop.phase == Phase.CONFIRM  # the next two, not the board looked at again
+    pages.append(loop.choices)
+    assert "UNDO: neither" in display.screen.text
+    shown = {m for page in pages for m in page}
+    assert len(pages) > 1 and 2 * len(pages) - 1 <= len(shown) <= RANKED
+    assert pages[0] != pages[1] and not set(pages[0]) & set(pages[1])
+    loop.press(Action.UNDO)  # neither, at the last two: the board is looked at again
+    assert loop.phase == Phase.PLAY and not loop.referee.game.history
+    while loop.phase != Phase.CONFIRM and not table.finished:
+        loop.step()
+    assert loop.choices == pages[0]  # asked again from the likeliest
+    truth = script.steps[0].note
+    assert truth in {str(m) for m in shown}
+    page = next(p for p in pages if truth in {str(m) for m in p})
+    while loop.choices != page:
+        loop.press(Action.UNDO)
+    loop.press(Action.CONFIRM if str(page[0]) == truth else Action.MENU)
+    assert [str(m) for m in loop.referee.game.history] == [truth]
     loop.close()
 
 

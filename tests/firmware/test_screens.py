@@ -153,6 +153,8 @@ def test_confirm_says_which_button_picks_which_explanation():
     assert abs((ok[1] + ok[3]) - (first[1] + first[3])) <= 4  # same row
     assert abs((menu[1] + menu[3]) - (second[1] + second[3])) <= 4
     assert "UNDO: neither" in lines
+    more = screens.confirm("b3-c4 (+3)", "b3xc4 gobble", more=True).text.splitlines()
+    assert "UNDO: others" in more and "UNDO: neither" not in more
 
 
 def test_game_over_shows_the_winner_or_a_draw():

@@ -96,6 +96,31 @@ def test_two_close_explanations_are_reported():
     assert decoded.margin < 1.0
 
 
+def test_a_close_call_ranks_the_likeliest_legal_explanations_beyond_the_close_ones():
+    from vision.decode import RANKED
+
+    game, _ = _game_after(4)
+    a = next(m for m in game.legal_moves() if len(m.cells()) == 5)
+    overrides = {c: {game.to_move: 0.5, None: 0.5} for c in game.changes_after(a)}
+    probs = _probabilities(game.view(), sure=0.999, overrides=overrides)
+    argmax = {c: max(p, key=p.get) for c, p in probs.items()}
+    obs = Observation("blokus", argmax, probabilities=probs)
+    decoded = decode(game, obs, CLOSE_MARGIN)
+    ranked = decoded.ranked
+    assert ranked[: len(decoded.close)] == decoded.close and len(ranked) == RANKED
+    assert len(set(ranked)) == len(ranked) and a in ranked and None in ranked
+
+    def cost(move):  # what the decoder minimises: minus the log-likelihood of the board
+        board = {**game.view(), **(game.changes_after(move) if move is not None else {})}
+        return -sum(math.log(max(probs[c].get(board[c], 0.0), 1e-4)) for c in probs)
+
+    costs = [cost(m) for m in ranked]
+    assert costs == sorted(costs)
+    others = [m for m in game.legal_moves() if m not in ranked]
+    assert min(cost(m) for m in others) >= costs[-1] - 1e-9
+    assert decode(game, obs, close_within=0.0).ranked == ()  # no close call, nothing ranked
+
+
 def test_the_close_margin_comes_from_the_model_file_and_asks_within_it():
     from vision.decode import CLOSE_MARGIN, close_margin
     from vision.model import model_for

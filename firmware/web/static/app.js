@@ -65,7 +65,8 @@ function render(s) {
   } else if (s.question) {
     banner.className = "question";
     banner.textContent = `The referee asks: ${s.question.question} ` +
-      `OK: ${s.question.ok}; MENU: ${s.question.menu}; UNDO: neither`;
+      `OK: ${s.question.ok}; MENU: ${s.question.menu}; ` +
+      `UNDO: ${s.question.more ? "the next two" : "neither"}`;
   } else if (s.over) {
     banner.className = "over";
     banner.textContent = s.winner === "draw" ? "Game over: a draw" : `Game over: ${s.winner} wins`;
