@@ -97,8 +97,9 @@ class NightTally:
         }
 
 
-def _shown_as(loop: RefereeLoop, players: HonestPlayers) -> str:
-    """What the referee shows when it does not show what is on the table."""
+def _shown_as(loop: RefereeLoop, players: HonestPlayers, before: object) -> str:
+    """What the referee shows when it does not show what is on the table (``before``: its last
+    outcome when the players began this board)."""
     if loop.phase is Phase.CONFIRM:
         return "question"
     if loop.phase is Phase.ILLEGAL:
@@ -109,8 +110,12 @@ def _shown_as(loop: RefereeLoop, players: HonestPlayers) -> str:
         return "wrong move"
     if loop.offering_clear:
         return "hand over the board"
+    if players.step_presses["answer"]:
+        return "question"  # asked, and neither option was what they did
     outcome = loop.last_outcome
-    return outcome.verdict.kind if outcome is not None else "nothing"
+    if outcome is None or outcome is before:
+        return "nothing judged"
+    return outcome.verdict.kind
 
 
 class _Night:
@@ -121,6 +126,8 @@ class _Night:
         self.loop = loop
         self.tally = tally
         self.players = HonestPlayers(loop, table)
+        #: the loop's last outcome when the players began the board being judged
+        self.before = loop.last_outcome
 
     def shows_the_table(self) -> bool:
         """Whether the referee accepts the board on the table, with nothing pending."""
@@ -143,7 +150,7 @@ class _Night:
             self.tally.wrong += self.players.step_wrong
             if not shown:
                 self.tally.lost += 1
-                self.tally.lost_as[_shown_as(self.loop, self.players)] += 1
+                self.tally.lost_as[_shown_as(self.loop, self.players, self.before)] += 1
             return shown
         self.tally.illegal += 1
         self.tally.wrong += self.players.step_wrong
@@ -156,6 +163,11 @@ class _Night:
         self.tally.illegal_flagged += flagged
         self.tally.illegal_let_stand += let_stand
         return True
+
+    def _next(self) -> None:
+        """The players go on to the next thing of their game."""
+        self.players.new_step()
+        self.before = self.loop.last_outcome
 
     def play(self) -> None:
         """Film, referee and judge the whole script, or until the night is lost."""
@@ -172,7 +184,7 @@ class _Night:
             if beat.step is not None:
                 step = beat.step
                 if step.is_event:
-                    self.players.new_step()
+                    self._next()
                 continue
             if beat.hand:
                 continue
@@ -180,7 +192,7 @@ class _Night:
             if not self.judge(step):
                 self.tally.not_reached += len(moves) - reached
                 return
-            self.players.new_step()
+            self._next()
         self.tally.to_the_end += 1
 
 
