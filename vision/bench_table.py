@@ -11,6 +11,8 @@ truth, as the players would put a misread right. The ``traced`` split films its 
 path tracer (:mod:`vision.synth.traced`: the held-out domain's draws in physical light, the
 board on its outline), at the vision bench's samples a pixel. The same frames are read twice:
 by the reader as the model file sets it, and with its adaptation off (``*_without_adapt``).
+(``referee bench night``, :mod:`firmware.bench_night`, runs the loop itself instead, with
+players who only press what its screen asks.)
 
 Per game: ``boards`` read, ``boards_right`` (every cell right, nothing flagged), ``changed_cells``
 (cells whose content differs from the previous board) and ``changed_right`` (of them, read
