@@ -26,7 +26,9 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
   CONFIRM takes the first, MENU the second (an illegal act is then flagged as ILLEGAL), UNDO
   neither: "Which move?" then shows the next two likeliest legal explanations
   (``Decoded.ranked``, "UNDO: others" while there are more), and at the last ones, or for
-  "What was done?", the board is looked at again.
+  "What was done?", the board is looked at again. A move the players undid that vision then
+  reads again from the same board is not accepted again: "Which move?" puts the other likeliest
+  legal explanations to them.
 - GAME_OVER: the winner; the record is saved; MENU -> "new game" starts again.
 
 A still board that vision finds something over (``vision.pipeline.STILL_OCCLUDED``) keeps the
@@ -75,7 +77,7 @@ from engine import (
     Verdict,
 )
 from engine.referee import describe
-from vision.decode import decode
+from vision.decode import Decoded, decode
 from vision.pipeline import (
     MOVING,
     NO_BOARD,
@@ -205,6 +207,9 @@ class RefereeLoop:
         self._offer: _Pending | None = None
         #: the board checked and found not set up for the game, and why (CHECK_BOARD)
         self._unset: tuple[_Pending, Verdict] | None = None
+        #: the board (observation JSON) of the move the players just undid: read so again,
+        #: it is not accepted again (:meth:`_judge`)
+        self._undone: dict[str, Any] | None = None
         self._lost_since: float | None = None
         #: vision found something over the still board, and no clear board has settled since
         self._still_occluded = False
@@ -422,6 +427,13 @@ class RefereeLoop:
             self._show(screens.doubt(first, changed, status=self.status))
             self._report(f"illegal act in doubt: {first} or {second}?")
             return
+        undone, self._undone = self._undone, None
+        if self.phase == Phase.PLAY and undone is not None and self._shown(decoded) == undone:
+            others = [m for m in decoded.ranked if self._shown(board_after(game, m)) != undone]
+            if len(others) > 1:  # the players said it was not that: which was it?
+                self._report("read as the move just undone")
+                self._ask_which(_Pending(frame, result, others))
+                return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
             self._ask_which(_Pending(frame, result, list(decoded.ranked or decoded.close)))
             return
@@ -429,6 +441,13 @@ class RefereeLoop:
         offer = decoded.nearest if outcome.verdict.kind == ILLEGAL else None
         self._offer = _Pending(frame, result, [offer]) if offer is not None else None
         self._after(outcome, frame, result)
+
+    def _shown(self, board: Decoded | dict[str, Any]) -> dict[str, Any]:
+        """A board (or a decoded observation's) as observation JSON, on the game's cells."""
+        assert self.referee is not None
+        game = self.referee.game
+        cells = board.observation.cells if isinstance(board, Decoded) else board
+        return {n: game.cell_to_json(cells.get(n)) for n in game.view()}
 
     def _ask_which(self, pending: _Pending) -> None:
         """Ask "Which move?" of ``pending``'s first two options ("UNDO: others" when it has
@@ -558,8 +577,11 @@ class RefereeLoop:
             self.phase = Phase.CHECK_BOARD
             self.vision.reset()
             return None
+        before = self._shown(self.referee.game.view())
         outcome = self.referee.event(event)
         if event.name == "undo" and outcome.verdict.kind == EVENT:
+            after = self._shown(self.referee.game.view())
+            self._undone = before if after != before else None  # a move undone, not an event
             self.phase = Phase.PLAY  # the board is judged again against the earlier state
             if self.alarm is not None:
                 self.alarm.clear()

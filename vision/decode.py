@@ -58,8 +58,8 @@ class Decoded:
     observation: Observation
     move: Move | None
     close: tuple[Move | None, ...] = ()
-    #: With ``close``: the likeliest legal explanations, best first (``close`` first, then the
-    #: next ones, whatever their margin; at most :data:`RANKED`).
+    #: The likeliest legal explanations, best first (``close`` first, then the next ones,
+    #: whatever their margin; at most :data:`RANKED`; none when nothing was decoded).
     ranked: tuple[Move | None, ...] = ()
     margin: float = math.inf
     #: True when the observation is an illegal act, or partial (nothing was decoded).
@@ -152,10 +152,16 @@ def decode(
     gap = best_cost - illegal_cost
     cells = dict(obs.cells)
     cells.update({c: view[c] for c in visible})
+    ranked = tuple(m for _, m, _ in scored[:RANKED])
     if gap > beyond:
         cells.update(illegal)
         return Decoded(
-            replace(obs, cells=cells), None, as_seen=True, illegal_gap=gap, nearest=best_move
+            replace(obs, cells=cells),
+            None,
+            ranked=ranked,
+            as_seen=True,
+            illegal_gap=gap,
+            nearest=best_move,
         )
 
     doubt = replace(obs, cells={**cells, **illegal}) if gap > ask else None
@@ -163,7 +169,6 @@ def decode(
     margin = scored[1][0] - best_cost if len(scored) > 1 else math.inf
     close = tuple(m for cost, m, _ in scored[:3] if cost - best_cost < within)
     close = close if len(close) > 1 else ()
-    ranked = tuple(m for _, m, _ in scored[:RANKED]) if close else ()
     return Decoded(
         replace(obs, cells=cells),
         best_move,
