@@ -8,12 +8,15 @@ the simulated table (:mod:`firmware.simulator`: a hand over the board for every 
 board in view for :data:`STILL_FRAMES` frames at :data:`FPS` a second) in one split's domain,
 and the players (:class:`~firmware.players.HonestPlayers`) press only what the screen asks of
 them: they answer questions with what they did, take an offered move when it is theirs, say the
-board is clear when the referee waits for a hand that is not there, and undo a move the referee
-accepted that is not theirs (once a move). At the end of each board's still frames the referee
+board is clear when the referee waits for a hand that is not there and set up when it finds
+the board they set up not set up, and undo a move the referee accepted that is not theirs (once
+a move); ``unaided`` counts the moves right without a press, and a move may count under more
+than one of the others. At the end of each board's still frames the referee
 must show what is on the table: the move accepted (``moves_right``, split by what the players
 had to press: ``unaided``, ``asked``, ``offered``, ``said_clear``, ``undone``), the illegal
 placement flagged (``illegal_flagged``; ``illegal_let_stand``: a move or no change accepted on
-it), the board taken back accepted. ``moves_wrong`` counts the moves it accepted that were not
+it; neither loses the night, whose next board, the placement taken back, must be accepted), the
+board taken back accepted. ``moves_wrong`` counts the moves it accepted that were not
 the move made (each undone by the players). A board whose end finds the referee showing
 anything else (the opening board too) loses the night: it stops there (the players would have
 to help the referee by hand), ``lost`` counts such nights, ``lost_as`` what the referee showed
@@ -37,7 +40,7 @@ from luma.core.device import dummy
 from engine import ILLEGAL, NO_CHANGE
 
 from .display import HEIGHT, WIDTH, Display
-from .loop import Phase, RefereeLoop
+from .loop import Phase, RefereeLoop, board_json
 from .players import HonestPlayers
 from .scenario import TABLE_OPTIONS, Script, Step, scripted_game
 from .simulator import SimulatedTable
@@ -133,8 +136,8 @@ class _Night:
         """Whether the referee accepts the board on the table, with nothing pending."""
         assert self.loop.referee is not None
         game = self.loop.referee.game
-        view = {n: game.cell_to_json(c) for n, c in game.view().items()}
-        return self.loop.phase in (Phase.PLAY, Phase.GAME_OVER) and view == self.table.board
+        shown = board_json(game, game.view()) == self.table.board
+        return self.loop.phase in (Phase.PLAY, Phase.GAME_OVER) and shown
 
     def judge(self, step: Step | None) -> bool:
         """Count the referee's answer to ``step`` (None: the opening board) at the end of its
@@ -155,10 +158,12 @@ class _Night:
         self.tally.illegal += 1
         self.tally.wrong += self.players.step_wrong
         flagged = self.loop.phase is Phase.ILLEGAL and not self.players.step_wrong
+        outcome = self.loop.last_outcome
         let_stand = bool(self.players.step_wrong) or (
             self.loop.phase is Phase.PLAY
-            and self.loop.last_outcome is not None
-            and self.loop.last_outcome.verdict.kind == NO_CHANGE
+            and outcome is not None
+            and outcome is not self.before
+            and outcome.verdict.kind == NO_CHANGE
         )
         self.tally.illegal_flagged += flagged
         self.tally.illegal_let_stand += let_stand

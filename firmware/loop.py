@@ -77,7 +77,7 @@ from engine import (
     Verdict,
 )
 from engine.referee import describe
-from vision.decode import Decoded, decode
+from vision.decode import decode
 from vision.pipeline import (
     MOVING,
     NO_BOARD,
@@ -139,6 +139,12 @@ def board_after(game: Game, pick: Move | Observation | None) -> dict[str, Any]:
     if pick is not None:
         view.update(game.changes_after(pick))
     return view
+
+
+def board_json(game: Game, cells: dict[str, Any]) -> dict[str, Any]:
+    """``cells`` (contents by cell name; a cell left out is empty) as observation JSON, on
+    every cell of ``game``."""
+    return {n: game.cell_to_json(cells.get(n)) for n in game.view()}
 
 
 class RefereeLoop:
@@ -207,8 +213,8 @@ class RefereeLoop:
         self._offer: _Pending | None = None
         #: the board checked and found not set up for the game, and why (CHECK_BOARD)
         self._unset: tuple[_Pending, Verdict] | None = None
-        #: the board (observation JSON) of the move the players just undid: read so again,
-        #: it is not accepted again (:meth:`_judge`)
+        #: the board (observation JSON) of the move the players undid: while vision reads the
+        #: board so, it is not accepted again (:meth:`_judge`)
         self._undone: dict[str, Any] | None = None
         self._lost_since: float | None = None
         #: vision found something over the still board, and no clear board has settled since
@@ -417,6 +423,16 @@ class RefereeLoop:
         assert self.referee is not None and result.observation is not None
         game = self.referee.game
         decoded = decode(game, result.observation)
+        if self._undone is not None and board_json(game, decoded.observation.cells) != self._undone:
+            self._undone = None  # the board changed since the undo: judged as usual
+        if self.phase == Phase.PLAY and self._undone is not None:
+            undone = self._undone
+            others = [m for m in decoded.ranked if board_json(game, board_after(game, m)) != undone]
+            others += [None] if len(others) == 1 and others[0] is not None else []
+            if len(others) > 1:  # the players said it was not that: which was it?
+                self._report("read as the move just undone")
+                self._ask_which(_Pending(frame, result, others))
+                return
         if self.phase == Phase.PLAY and decoded.doubt is not None:
             first = str(decoded.move) if decoded.move is not None else "no move"
             view = game.view()
@@ -427,27 +443,13 @@ class RefereeLoop:
             self._show(screens.doubt(first, changed, status=self.status))
             self._report(f"illegal act in doubt: {first} or {second}?")
             return
-        undone, self._undone = self._undone, None
-        if self.phase == Phase.PLAY and undone is not None and self._shown(decoded) == undone:
-            others = [m for m in decoded.ranked if self._shown(board_after(game, m)) != undone]
-            if len(others) > 1:  # the players said it was not that: which was it?
-                self._report("read as the move just undone")
-                self._ask_which(_Pending(frame, result, others))
-                return
         if self.phase == Phase.PLAY and len(decoded.close) > 1:
-            self._ask_which(_Pending(frame, result, list(decoded.ranked or decoded.close)))
+            self._ask_which(_Pending(frame, result, list(decoded.ranked)))
             return
         outcome = self.referee.judge(decoded.observation)
         offer = decoded.nearest if outcome.verdict.kind == ILLEGAL else None
         self._offer = _Pending(frame, result, [offer]) if offer is not None else None
         self._after(outcome, frame, result)
-
-    def _shown(self, board: Decoded | dict[str, Any]) -> dict[str, Any]:
-        """A board (or a decoded observation's) as observation JSON, on the game's cells."""
-        assert self.referee is not None
-        game = self.referee.game
-        cells = board.observation.cells if isinstance(board, Decoded) else board
-        return {n: game.cell_to_json(cells.get(n)) for n in game.view()}
 
     def _ask_which(self, pending: _Pending) -> None:
         """Ask "Which move?" of ``pending``'s first two options ("UNDO: others" when it has
@@ -488,6 +490,9 @@ class RefereeLoop:
                 self.alarm.clear()
             self._illegal = None
             self._offer = None
+            self._unset = None
+            if v.kind == MOVE:
+                self._undone = None  # the players picked, or the board was read otherwise
             self.phase = Phase.GAME_OVER if outcome.over else Phase.PLAY
             if v.kind == NO_CHANGE and frame is not None and result is not None and result.pose:
                 self._calibrate(frame, result, unchanged=True)
@@ -575,12 +580,15 @@ class RefereeLoop:
             assert self.game_name is not None
             self._new_game(self.game_name, dict(event.data))
             self.phase = Phase.CHECK_BOARD
+            self._unset = self._undone = None
             self.vision.reset()
             return None
-        before = self._shown(self.referee.game.view())
+        game = self.referee.game
+        before = board_json(game, game.view())
         outcome = self.referee.event(event)
+        self._undone = None
         if event.name == "undo" and outcome.verdict.kind == EVENT:
-            after = self._shown(self.referee.game.view())
+            after = board_json(game, game.view())
             self._undone = before if after != before else None  # a move undone, not an event
             self.phase = Phase.PLAY  # the board is judged again against the earlier state
             if self.alarm is not None:

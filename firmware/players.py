@@ -17,13 +17,8 @@ from typing import Any
 from engine import MOVE, Game
 
 from .actions import Action
-from .loop import RefereeLoop, board_after
+from .loop import RefereeLoop, board_after, board_json
 from .simulator import SimulatedTable
-
-
-def _shown(game: Game, view: dict[str, Any]) -> dict[str, Any]:
-    """A view of ``game`` as observation JSON."""
-    return {n: game.cell_to_json(c) for n, c in view.items()}
 
 
 class HonestPlayers:
@@ -57,7 +52,7 @@ class HonestPlayers:
         truth = self.table.board
         game = self._game
         for i, option in enumerate(choices):
-            if _shown(game, board_after(game, option)) == truth:
+            if board_json(game, board_after(game, option)) == truth:
                 self._press(Action.CONFIRM if i == 0 else Action.MENU, "answer")
                 return True
         self._press(Action.UNDO, "answer")
@@ -95,7 +90,7 @@ class HonestPlayers:
         return beat is not None and beat.hand
 
     def _is_truth(self, view: dict[str, Any]) -> bool:
-        return _shown(self._game, view) == self.table.board
+        return board_json(self._game, view) == self.table.board
 
     def _press(self, action: Action, why: str) -> None:
         self.presses[why] += 1

@@ -43,7 +43,7 @@ ILLEGAL_MARGIN = math.log(50.0)
 #: Two legal explanations closer than this (ln 4) are "close": the players are asked to confirm
 #: (a model file's fitted ``decode.close_margin`` replaces it).
 CLOSE_MARGIN = math.log(4.0)
-#: Legal explanations a close call lists, best first (``Decoded.ranked``): the players are shown
+#: Legal explanations ranked, best first (``Decoded.ranked``): a question to the players shows
 #: them two at a time, the next two when neither is what they did.
 RANKED = 6
 #: What a move accepted wrongly costs, in moves the players are asked to confirm (the fit's

@@ -626,7 +626,9 @@ class BoardLocator:
     - ``min_markers``: markers needed to fit a pose without a recent one to track (one
       marker's corners fit a homography exactly, with nothing to check it).
     - ``deadband_px``: a new fit moving the mat corners less than this keeps the previous
-      homography, so a still board gives identical rectified images.
+      homography, so a still board gives identical rectified images; so does one the previous
+      homography explains within this of the fit's own residual (with markers whose fit
+      leaves ``r`` px, a move under about ``sqrt(2 r d)`` px is then not followed: noise).
     - ``lens_k``: the camera's radial distortion (:class:`Lens`); ``None`` estimates it from the
       first fits that use at least five markers (0 for a pinhole camera).
     """

@@ -34,7 +34,7 @@ from luma.core.device import dummy
 from ..bench_loop import run_peak_mb
 from ..display import Display
 from ..loop import RefereeLoop
-from ..scenario import scripted_game
+from ..scenario import TABLE_OPTIONS, scripted_game
 from ..simulator import SimulatedTable
 from .server import WebServer
 
@@ -124,7 +124,7 @@ class WebBench:
 
 def _referee(game: str, seed: int, server: WebServer, tmp: Path) -> tuple[list, TimedFeed]:
     """Referee the scripted game with ``server``'s feed: the wall ms of every frame, the feed."""
-    script = scripted_game(game, seed=seed, **({"players": 3} if game == "spectrangle" else {}))
+    script = scripted_game(game, seed=seed, **TABLE_OPTIONS.get(game, {}))
     table = SimulatedTable(script, seed=seed, fps=10.0)
     feed = TimedFeed(server.feed)
     loop = RefereeLoop(

@@ -75,6 +75,8 @@ class LiveFeed:
             referee.game if referee else None,
             loop.question,
             loop.offering_clear,
+            loop.unset,
+            loop.offered,
         )
         if key == self._key:
             return

@@ -13,7 +13,7 @@ from gpiozero.pins.mock import MockFactory
 from luma.core.device import dummy
 
 import vision.models
-from engine import Observation
+from engine import Observation, new_game
 from firmware.actions import Action
 from firmware.buttons import Alarm
 from firmware.camera import ImageFolder
@@ -252,12 +252,19 @@ def test_an_illegal_placement_put_right_is_judged_once_the_players_say_the_board
 def test_a_board_not_set_up_is_shown_and_accepted_as_set_up_once_the_players_say_it_is(
     tmp_path,
 ):
-    # a piece where no first move may go: the check says so, OK takes the board as set up
-    scene = render_scene("blokus", {"a1": "orange"}, 5, hand=False)
+    # a piece where no first move may go: the check says so, OK takes the board as set up, and
+    # the first move put down beside it is then judged against that board
+    game = new_game("blokus")
+    move = next(iter(game.legal_moves()))
+    first = {c: game.cell_to_json(v) for c, v in game.changes_after(move).items()}
+    assert "a1" not in first
+    boards = [{"a1": "orange"}, {"a1": "orange", **first}]
     folder = tmp_path / "frames"
     folder.mkdir()
-    for i in range(16):
-        cv2.imwrite(str(folder / f"{i:02d}.png"), scene.image)
+    for b, cells in enumerate(boards):
+        image = render_scene("blokus", cells, 5, hand=False).image
+        for i in range(8):
+            cv2.imwrite(str(folder / f"{b}{i}.png"), image)
     display = _display()
     loop = RefereeLoop(
         ImageFolder(folder, fps=10.0),
@@ -276,9 +283,9 @@ def test_a_board_not_set_up_is_shown_and_accepted_as_set_up_once_the_players_say
     loop.press(Action.CONFIRM)
     assert loop.phase == Phase.PLAY and loop.unset is None
     assert not loop.referee.game.history
-    for _ in range(8):  # the same board again: the accepted one, no change
+    for _ in range(8):  # the first move put down: a1 stays as accepted
         loop.step()
-    assert loop.phase == Phase.PLAY and not loop.referee.game.history
+    assert loop.phase == Phase.PLAY and list(loop.referee.game.history) == [move]
     assert "CHECK BOARD" not in display.screen.text
     loop.close()
 

@@ -57,7 +57,10 @@ function render(s) {
   $("title").textContent = s.game ? `tabletop referee: ${s.game}` : "tabletop referee";
   const banner = $("banner");
   banner.hidden = false;
-  if (s.illegal) {
+  if (s.clear_offered) {
+    banner.className = "hand";
+    banner.textContent = "Something over the still board? If nothing is, press OK on the referee";
+  } else if (s.illegal) {
     banner.className = "illegal";
     banner.textContent = `Illegal: ${s.illegal.reason}` +
       (s.illegal.cells.length ? ` (fix ${s.illegal.cells.join(", ")})` : "") +
@@ -70,9 +73,6 @@ function render(s) {
   } else if (s.over) {
     banner.className = "over";
     banner.textContent = s.winner === "draw" ? "Game over: a draw" : `Game over: ${s.winner} wins`;
-  } else if (s.clear_offered) {
-    banner.className = "hand";
-    banner.textContent = "Something over the still board? If nothing is, press OK on the referee";
   } else if (s.occluded) {
     banner.className = "hand";
     banner.textContent = "Hand over the board…";
