@@ -626,9 +626,7 @@ class BoardLocator:
     - ``min_markers``: markers needed to fit a pose without a recent one to track (one
       marker's corners fit a homography exactly, with nothing to check it).
     - ``deadband_px``: a new fit moving the mat corners less than this keeps the previous
-      homography, so a still board gives identical rectified images; so does one the previous
-      homography explains within this of the fit's own residual (with markers whose fit
-      leaves ``r`` px, a move under about ``sqrt(2 r d)`` px is then not followed: noise).
+      homography, so a still board gives identical rectified images.
     - ``lens_k``: the camera's radial distortion (:class:`Lens`); ``None`` estimates it from the
       first fits that use at least five markers (0 for a pinhole camera).
     """
@@ -1211,22 +1209,17 @@ class BoardLocator:
         return best[2]
 
     def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
-        """Keep the prior's homography when ``fit`` barely moves the mat (a still board), when
-        the prior puts this frame's markers within ``deadband_px`` of ``fit``'s own residual
-        (markers found a little differently from frame to frame, blurred or bled, move a fit
-        through them but are no news), or when markers were lost (a hand, a marker too small
-        to be found in every frame) and those left lie where the prior puts them, within the
-        residual of the fit it came from (the anchor) and ``deadband_px``: a fit through fewer
-        markers is no news, in this frame or in the next ones, until a fit through as many is
-        taken."""
+        """Keep the prior's homography when ``fit`` barely moves the mat (a still board), or
+        when markers were lost (a hand, a marker too small to be found in every frame) and
+        those left lie where the prior puts them, within the residual of the fit it came from
+        (the anchor) and ``deadband_px``: a fit through fewer markers is no news, in this
+        frame or in the next ones, until a fit through as many is taken."""
         kept = _score(prior.homography, self._places[prior.game], markers, fit.used)
         anchor = self._anchor
         if kept is None or anchor is None:
             self._anchor = fit
             return fit
         if _mat_shift(prior.geometry, fit.homography, prior.homography) < self.deadband_px:
-            return kept
-        if kept.rms_px <= fit.rms_px + self.deadband_px:
             return kept
         lost = set(fit.used) < set(anchor.used)
         if lost and kept.rms_px <= anchor.rms_px + self.deadband_px:
