@@ -26,7 +26,6 @@ instead, and the table's moves after it are ``not_reached``; ``to_the_end`` coun
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 import zlib
@@ -256,29 +255,22 @@ def bench_night(game: str, tables: int, seed: int, split: str) -> NightTally:
 def cmd_bench_night(args: argparse.Namespace) -> int:
     """``referee bench night``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench table`` does (``games``: the corpus's nominal look)."""
-    from vision.bench import parse_splits, split_games
+    from vision.bench import bench_splits
 
-    splits = parse_splits(args.splits, args.game, False)
-    if splits is None:
-        return 2
-    out: dict[str, dict] = {}
-    for split in splits:
-        results = out.setdefault("games" if split == "corpus" else split, {})
-        for name in split_games(split, args.game):
-            r = bench_night(name, args.tables, args.seed, split).to_json()
-            results[name] = r
-            if not args.json:
-                lost = ", ".join(f"{k} {v}" for k, v in r["lost_as"].items()) or "none"
-                print(
-                    f"{split:8s} {name:12s} to the end {r['to_the_end']} of {r['tables']}  "
-                    f"moves right {r['moves_right']} of {r['moves']} (unaided {r['unaided']}, "
-                    f"asked {r['asked']}, offered {r['offered']}, said clear "
-                    f"{r['said_clear']}, undone {r['undone']}), wrong {r['moves_wrong']}; "
-                    f"lost {r['lost']} ({lost}), not reached {r['not_reached']}; "
-                    f"illegal flagged {r['illegal_flagged']} of {r['illegal_placements']}, "
-                    f"let stand {r['illegal_let_stand']}; presses {r['presses']}",
-                    flush=True,
-                )
-    if args.json:
-        print(json.dumps(out))
-    return 0
+    return bench_splits(
+        args, lambda game, split: bench_night(game, args.tables, args.seed, split).to_json(), _line
+    )
+
+
+def _line(r: dict) -> str:
+    """One game's figures, in a line."""
+    lost = ", ".join(f"{k} {v}" for k, v in r["lost_as"].items()) or "none"
+    return (
+        f"to the end {r['to_the_end']} of {r['tables']}  "
+        f"moves right {r['moves_right']} of {r['moves']} (unaided {r['unaided']}, "
+        f"asked {r['asked']}, offered {r['offered']}, said clear "
+        f"{r['said_clear']}, undone {r['undone']}), wrong {r['moves_wrong']}; "
+        f"lost {r['lost']} ({lost}), not reached {r['not_reached']}; "
+        f"illegal flagged {r['illegal_flagged']} of {r['illegal_placements']}, "
+        f"let stand {r['illegal_let_stand']}; presses {r['presses']}"
+    )

@@ -48,7 +48,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -512,6 +512,30 @@ def split_games(split: str, game: str | None) -> list[str]:
     traced split."""
     games = [game] if game else list(BENCH_GAMES)
     return [g for g in games if split not in TRACED_SPLITS or g in traced.GAMES]
+
+
+def bench_splits(
+    args: argparse.Namespace,
+    run: Callable[[str, str], dict[str, Any]],
+    line: Callable[[dict[str, Any]], str],
+) -> int:
+    """Every game of every split of ``args.splits`` (``args.game``: only it) through ``run(game,
+    split)``, its figures printed per game as ``line(figures)`` after the split and the game,
+    or, with ``args.json``, as one object ``{"games": {GAME: {...}}, SPLIT: {...}, ...}``
+    (``games``: the corpus); 2 after a one-line error when a split cannot be benched."""
+    splits = parse_splits(args.splits, args.game, False)
+    if splits is None:
+        return 2
+    out: dict[str, dict] = {}
+    for split in splits:
+        results = out.setdefault("games" if split == "corpus" else split, {})
+        for name in split_games(split, args.game):
+            results[name] = figures = run(name, split)
+            if not args.json:
+                print(f"{split:8s} {name:12s} {line(figures)}", flush=True)
+    if args.json:
+        print(json.dumps(out))
+    return 0
 
 
 def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:

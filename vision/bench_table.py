@@ -39,7 +39,6 @@ boards are in no other figure, and nothing is learnt from them.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import zlib
 from collections.abc import Iterator
@@ -55,10 +54,9 @@ from .adapt import Adaptation
 from .bench import (
     TRACED_SPLITS,
     TRACED_SPP,
+    bench_splits,
     board_errors,
-    parse_splits,
     split_domain,
-    split_games,
 )
 from .decode import decode
 from .geometry import load_geometry
@@ -314,28 +312,21 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
 def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench vision`` does (``games``: the corpus's nominal look)."""
-    splits = parse_splits(args.splits, args.game, False)
-    if splits is None:
-        return 2
-    out: dict[str, dict] = {}
-    for split in splits:
-        results = out.setdefault("games" if split == "corpus" else split, {})
-        for name in split_games(split, args.game):
-            r = bench_table(name, args.tables, args.seed, split).to_json()
-            results[name] = r
-            if not args.json:
-                print(
-                    f"{split:8s} {name:12s} boards right {100 * r['boards_right']:6.2f} % "
-                    f"(without adapting {100 * r['boards_right_without_adapt']:6.2f} %)  "
-                    f"changed cells right {100 * r['changed_right']:6.2f} % "
-                    f"({100 * r['changed_right_without_adapt']:6.2f} %) of {r['changed_cells']}  "
-                    f"flagged {r['flagged']} ({r['flagged_without_adapt']}) of {r['boards']}  "
-                    f"moves right {100 * r['moves_right']:6.2f} % "
-                    f"({100 * r['moves_right_without_adapt']:6.2f} %), wrong {r['moves_wrong']} "
-                    f"({r['moves_wrong_without_adapt']}) of {r['moves']}; flagged "
-                    f"{r['flagged_moves']}, right once OK said clear {r['flagged_moves_right']}",
-                    flush=True,
-                )
-    if args.json:
-        print(json.dumps(out))
-    return 0
+    return bench_splits(
+        args, lambda game, split: bench_table(game, args.tables, args.seed, split).to_json(), _line
+    )
+
+
+def _line(r: dict) -> str:
+    """One game's figures, in a line."""
+    return (
+        f"boards right {100 * r['boards_right']:6.2f} % "
+        f"(without adapting {100 * r['boards_right_without_adapt']:6.2f} %)  "
+        f"changed cells right {100 * r['changed_right']:6.2f} % "
+        f"({100 * r['changed_right_without_adapt']:6.2f} %) of {r['changed_cells']}  "
+        f"flagged {r['flagged']} ({r['flagged_without_adapt']}) of {r['boards']}  "
+        f"moves right {100 * r['moves_right']:6.2f} % "
+        f"({100 * r['moves_right_without_adapt']:6.2f} %), wrong {r['moves_wrong']} "
+        f"({r['moves_wrong_without_adapt']}) of {r['moves']}; flagged "
+        f"{r['flagged_moves']}, right once OK said clear {r['flagged_moves_right']}"
+    )

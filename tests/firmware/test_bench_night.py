@@ -59,6 +59,17 @@ def _swapped(meta: dict, pairs: list[tuple[str, str]]) -> dict:
     return {**meta, "classes": classes}
 
 
+def _swapped_night(tmp_path, monkeypatch, pairs: list[tuple[str, str]]):
+    """A Gobsmacked night read by the committed model with the names of ``pairs`` of its
+    classes swapped: its script, its tally and the tally's figures."""
+    models = edited_models(tmp_path / "m", "gobsmacked", lambda meta: _swapped(meta, pairs))
+    monkeypatch.setattr(vision.models, "_chosen", models)
+    script = scripted_game("gobsmacked", seed=3)
+    tally = NightTally()
+    night_table(script, 3, tally)
+    return script, tally, tally.to_json()
+
+
 def test_a_move_undone_and_read_so_again_is_put_to_the_players_not_accepted_again(
     tmp_path, monkeypatch
 ):
@@ -67,12 +78,7 @@ def test_a_move_undone_and_read_so_again_is_put_to_the_players_not_accepted_agai
     # accepted again but put to them with the other likeliest explanations (here all wrong
     # too: the night is lost, with one wrong move, not two)
     pairs = [("black-circle", "black-square"), ("white-circle", "white-square")]
-    models = edited_models(tmp_path / "m", "gobsmacked", lambda meta: _swapped(meta, pairs))
-    monkeypatch.setattr(vision.models, "_chosen", models)
-    script = scripted_game("gobsmacked", seed=3)
-    tally = NightTally()
-    night_table(script, 3, tally)
-    r = tally.to_json()
+    script, tally, r = _swapped_night(tmp_path, monkeypatch, pairs)
     assert (r["to_the_end"], r["lost"], r["moves"], r["moves_right"]) == (0, 1, 1, 0)
     assert r["moves_wrong"] == 1 and tally.presses["undo"] == 1
     assert tally.presses["answer"] >= 2  # "neither", page after page
@@ -83,13 +89,7 @@ def test_an_opening_board_read_wrong_loses_the_night_without_a_move_right(tmp_pa
     # every empty cell read as a black circle: the decoder explains the opening board by the
     # likeliest legal move, which the players undo; read so again, it is put to them, not
     # accepted again, and no later board is read right
-    pairs = [("empty", "black-circle")]
-    models = edited_models(tmp_path / "m", "gobsmacked", lambda meta: _swapped(meta, pairs))
-    monkeypatch.setattr(vision.models, "_chosen", models)
-    script = scripted_game("gobsmacked", seed=3)
-    tally = NightTally()
-    night_table(script, 3, tally)
-    r = tally.to_json()
+    script, tally, r = _swapped_night(tmp_path, monkeypatch, [("empty", "black-circle")])
     assert (r["to_the_end"], r["lost"], r["moves_right"], r["moves_wrong"]) == (0, 1, 0, 1)
     assert tally.presses["undo"] == 1 and tally.presses["answer"] >= 1
     assert r["not_reached"] == _moves(script) - r["moves"]
