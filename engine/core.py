@@ -271,6 +271,8 @@ class Game(ABC):
         if not self.first_is_open or player not in self.players:
             raise RefereeError(f"{player} cannot open this game: the first player is decided")
         type(self).__init__(self, **{**self.options, "first": player})
+        #: the first player was decided by the first piece (undoing it opens the choice again)
+        self._opened_by_piece = True
 
     def random_move(self, rng: random.Random) -> Move | Event:
         """A uniformly random legal move (or the pass/exchange event a stuck player must make);
@@ -301,6 +303,11 @@ class Game(ABC):
             raise RefereeError("nothing to undo")
         action, state = self._history.pop()
         self.state = state
+        if not self._history and getattr(self, "_opened_by_piece", False):
+            # the piece that decided who starts is taken back: either player may start again
+            options = {k: v for k, v in self.options.items() if k != "first"}
+            type(self).__init__(self, **options)
+            self._opened_by_piece = False
         return action
 
     @property

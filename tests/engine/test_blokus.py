@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import AMBIGUOUS, DRAW, EVENT, ILLEGAL, MOVE, NO_CHANGE, FormatError, Referee
+from engine import AMBIGUOUS, DRAW, EVENT, ILLEGAL, MOVE, NO_CHANGE, Event, FormatError, Referee
 from engine.blokus import Blokus, BlokusDuo, Placement
 from engine.core import IllegalMoveError
 from engine.referee import Outcome
@@ -244,6 +244,18 @@ def test_either_colour_may_open_when_no_first_player_is_named(name, opener):
     assert record["options"]["first"] == opener
     again = type(table.referee.game).from_record(record)
     assert again.view() == table.referee.game.view()
+
+
+def test_undoing_the_opening_piece_lets_either_colour_open_again():
+    table = Table()
+    assert table.place("violet", "d9").verdict.kind == MOVE
+    assert table.referee.game.players == ("violet", "orange")
+    assert table.referee.event(Event("undo")).verdict.kind == EVENT
+    game = table.referee.game
+    assert game.first_is_open and not game.history and "first" not in game.options
+    out = table.place("orange", "d9")
+    assert out.verdict.kind == MOVE and out.mover == "orange"
+    assert table.referee.game.players == ("orange", "violet")
 
 
 def test_an_illegal_opening_by_either_colour_is_refused_for_that_colour():
