@@ -64,8 +64,9 @@ class SpectrangleTable:
         hand = self.hands[player]
         moves = [m for m in self.game.legal_moves() if self._piece(m) in hand]
         if moves:
-            best = max(self.game.points(m) for m in moves)  # type: ignore[attr-defined]
-            return self.rng.choice([m for m in moves if self.game.points(m) == best])  # type: ignore[attr-defined]
+            points = self.game.points  # type: ignore[attr-defined]
+            best = max(points(m) for m in moves)
+            return self.rng.choice([m for m in moves if points(m) == best])
         return Event("exchange" if self.bag else "pass", player)
 
     def after(self, action: Any, player: str) -> None:
