@@ -258,12 +258,13 @@ def cmd_bench_night(args: argparse.Namespace) -> int:
     from vision.bench import bench_splits
 
     return bench_splits(
-        args, lambda game, split: bench_night(game, args.tables, args.seed, split).to_json(), _line
+        args, lambda game, split: bench_night(game, args.tables, args.seed, split), _line
     )
 
 
-def _line(r: dict) -> str:
+def _line(tally: NightTally) -> str:
     """One game's figures, in a line."""
+    r = tally.to_json()
     lost = ", ".join(f"{k} {v}" for k, v in r["lost_as"].items()) or "none"
     return (
         f"to the end {r['to_the_end']} of {r['tables']}  "

@@ -516,23 +516,26 @@ def split_games(split: str, game: str | None) -> list[str]:
 
 def bench_splits(
     args: argparse.Namespace,
-    run: Callable[[str, str], dict[str, Any]],
-    line: Callable[[dict[str, Any]], str],
+    run: Callable[[str, str], Any],
+    line: Callable[[Any], str],
+    misplaced: bool = False,
 ) -> int:
     """Every game of every split of ``args.splits`` (``args.game``: only it) through ``run(game,
-    split)``, its figures printed per game as ``line(figures)`` after the split and the game,
-    or, with ``args.json``, as one object ``{"games": {GAME: {...}}, SPLIT: {...}, ...}``
-    (``games``: the corpus); 2 after a one-line error when a split cannot be benched."""
-    splits = parse_splits(args.splits, args.game, False)
+    split)``, whose result (with a ``to_json()``) is printed per game as ``line(result)`` after
+    the split and the game, or, with ``args.json``, as one object ``{"games": {GAME: {...}},
+    SPLIT: {...}, ...}`` (``games``: the corpus); 2 after a one-line error when a split cannot
+    be benched (``misplaced``: boards laid off their outlines)."""
+    splits = parse_splits(args.splits, args.game, misplaced)
     if splits is None:
         return 2
     out: dict[str, dict] = {}
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
         for name in split_games(split, args.game):
-            results[name] = figures = run(name, split)
+            result = run(name, split)
+            results[name] = result.to_json()
             if not args.json:
-                print(f"{split:8s} {name:12s} {line(figures)}", flush=True)
+                print(f"{split:8s} {name:12s} {line(result)}", flush=True)
     if args.json:
         print(json.dumps(out))
     return 0
@@ -557,30 +560,26 @@ def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str
 def cmd_bench_vision(args: argparse.Namespace) -> int:
     """``referee bench vision``: every game on every split asked for; ``--json`` prints
     ``{"games": {GAME: {...}}, "heldout": {GAME: {...}}, ...}`` (``games``: the corpus)."""
-    splits = parse_splits(args.splits, args.game, args.misplaced)
-    if splits is None:
-        return 2
-    out: dict[str, dict] = {}
-    for split in splits:
-        results = out.setdefault("games" if split == "corpus" else split, {})
-        for name in split_games(split, args.game):
-            r = bench_game(name, args.scenes, args.seed, args.misplaced, split, args.zoom)
-            results[name] = r.to_json()
-            if args.failures:
-                for index, what in r.failures:
-                    print(f"{split} {name} scene {index}: {what}", file=sys.stderr, flush=True)
-            if not args.json:
-                print(
-                    f"{split:8s} {name:12s} cells {100 * r.cell_accuracy:7.3f} %  boards "
-                    f"{100 * r.board_accuracy:6.2f} % (clear {100 * r.clear_boards:6.2f} %, "
-                    f"{r.clear_flagged} flagged; hand scenes flagged or right "
-                    f"{r.hand_flagged}/{r.hand_scenes})  false settled {r.false_settled}/"
-                    f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
-                    f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
-                    f"not found {r.not_found}  markers {r.markers_found}/{r.markers_visible}  "
-                    f"cells placed within {r.locate_px:.2f} px (p90 {r.locate_px_p90:.2f})",
-                    flush=True,
-                )
-    if args.json:
-        print(json.dumps(out))
-    return 0
+
+    def run(name: str, split: str) -> VisionBench:
+        r = bench_game(name, args.scenes, args.seed, args.misplaced, split, args.zoom)
+        if args.failures:
+            for index, what in r.failures:
+                print(f"{split} {name} scene {index}: {what}", file=sys.stderr, flush=True)
+        return r
+
+    return bench_splits(args, run, _line, args.misplaced)
+
+
+def _line(r: VisionBench) -> str:
+    """One game's figures, in a line."""
+    return (
+        f"cells {100 * r.cell_accuracy:7.3f} %  boards "
+        f"{100 * r.board_accuracy:6.2f} % (clear {100 * r.clear_boards:6.2f} %, "
+        f"{r.clear_flagged} flagged; hand scenes flagged or right "
+        f"{r.hand_flagged}/{r.hand_scenes})  false settled {r.false_settled}/"
+        f"{r.hand_scenes}  {r.ms_per_frame:6.2f} ms/frame  warp {r.warp_ms:5.2f} ms "
+        f"({r.ms_per_frame / r.warp_ms:.1f}x)  first frame {r.first_frame_ms:6.2f} ms  "
+        f"not found {r.not_found}  markers {r.markers_found}/{r.markers_visible}  "
+        f"cells placed within {r.locate_px:.2f} px (p90 {r.locate_px_p90:.2f})"
+    )

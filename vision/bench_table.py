@@ -313,12 +313,13 @@ def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench vision`` does (``games``: the corpus's nominal look)."""
     return bench_splits(
-        args, lambda game, split: bench_table(game, args.tables, args.seed, split).to_json(), _line
+        args, lambda game, split: bench_table(game, args.tables, args.seed, split), _line
     )
 
 
-def _line(r: dict) -> str:
+def _line(bench: TableBench) -> str:
     """One game's figures, in a line."""
+    r = bench.to_json()
     return (
         f"boards right {100 * r['boards_right']:6.2f} % "
         f"(without adapting {100 * r['boards_right_without_adapt']:6.2f} %)  "
