@@ -49,10 +49,8 @@ class HonestPlayers:
         choices = self.loop.choices
         if choices is None:
             return False
-        truth = self.table.board
-        game = self._game
         for i, option in enumerate(choices):
-            if board_json(game, board_after(game, option)) == truth:
+            if self._is_truth(board_after(self._game, option)):
                 self._press(Action.CONFIRM if i == 0 else Action.MENU, "answer")
                 return True
         self._press(Action.UNDO, "answer")
