@@ -54,6 +54,11 @@ OVER_EXPOSED = "mat too bright: dim lamp"
 #: bits too blurred, small or bright to be read one by one
 MARKERS_BLURRED = "markers blurred: focus"
 
+#: A still run (:class:`BoardLocator`, ``still_px``) averages at most this many fits, and follows
+#: the markers' corners with optical flow windows this size (px)
+STILL_FITS = 10
+STILL_WINDOW = (15, 15)
+
 #: What to tell the players, per reason (short enough for the OLED's "no board" screen).
 HINTS = {
     NO_MARKERS: "Check the mat's markers are in view and lit",
@@ -609,6 +614,87 @@ def _score(
     )
 
 
+@dataclass
+class _StillRun:
+    """The sightings of a board whose markers have not moved in the image since the run began:
+    each marker's grey crop then and its corners in it (the reference for :meth:`flow`), and its
+    corners (image px, as detected) summed over the frames whose fit kept it."""
+
+    crops: dict[int, tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]]
+    sums: dict[int, np.ndarray]
+    counts: dict[int, int]
+
+    @classmethod
+    def start(cls, grey: np.ndarray, markers: dict[int, np.ndarray]) -> _StillRun:
+        """A run beginning with this frame's markers (each cropped with a side's margin)."""
+        crops = {}
+        for i, quad in markers.items():
+            x0, y0, x1, y1 = box = _box(quad, _side(quad[None]), grey.shape)
+            local = (quad - np.float64([x0, y0])).astype(np.float32).reshape(-1, 1, 2)
+            crops[i] = (box, grey[y0:y1, x0:x1].copy(), local)
+        return cls(crops, {}, {})
+
+    def flow(
+        self, grey: np.ndarray, markers: dict[int, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The corners of the markers seen in both, where the run began and where pyramidal
+        Lucas-Kanade optical flow finds them in ``grey``, in the same crops (None when none is
+        seen in both, or one is lost)."""
+        before, after = [], []
+        for i in sorted(self.crops.keys() & markers.keys()):
+            (x0, y0, x1, y1), crop, local = self.crops[i]
+            now = grey[y0:y1, x0:x1]
+            if now.shape != crop.shape:
+                return None
+            found, status, _ = cv2.calcOpticalFlowPyrLK(
+                crop, now, local, None, winSize=STILL_WINDOW, maxLevel=2, criteria=_LK_STOP
+            )
+            if found is None or not status.all():
+                return None
+            origin = np.float32([x0, y0])
+            before.append(local.reshape(-1, 2) + origin)
+            after.append(found.reshape(-1, 2) + origin)
+        if not before:
+            return None
+        return np.concatenate(before), np.concatenate(after)
+
+    def moved(
+        self, grey: np.ndarray, markers: dict[int, np.ndarray], still_px: float, carry: int
+    ) -> _StillRun | None:
+        """None while every marker seen in both has moved less than ``still_px``; else a new
+        run from this frame, holding the markers not seen in it where the image's motion (a
+        similarity through the flow) took them, when at least ``carry`` markers were
+        followed."""
+        flow = self.flow(grey, markers)
+        if flow is not None and np.linalg.norm(flow[1] - flow[0], axis=1).max() < still_px:
+            return None
+        run = _StillRun.start(grey, markers)
+        carried = flow is not None and len(flow[0]) >= 4 * carry
+        motion = cv2.estimateAffinePartial2D(*flow)[0] if carried else None
+        if motion is not None:
+            for i in self.sums.keys() - markers.keys():
+                run.sums[i] = cv2.transform(self.mean(i)[None], motion)[0]
+                run.counts[i] = 1
+        return run
+
+    def mean(self, i: int) -> np.ndarray:
+        """Marker ``i``'s mean corners over the run."""
+        return self.sums[i] / self.counts[i]
+
+    def add(self, markers: dict[int, np.ndarray], used: Iterable[int]) -> dict[int, np.ndarray]:
+        """Count this frame's sightings of the markers ``used`` (up to STILL_FITS each); the
+        mean corners of every marker the run has seen."""
+        for i in used:
+            if self.counts.get(i, 0) < STILL_FITS:
+                self.sums[i] = self.sums.get(i, 0.0) + markers[i]
+                self.counts[i] = self.counts.get(i, 0) + 1
+        return {i: self.mean(i) for i in self.sums}
+
+
+#: when the optical flow of a still run stops refining a corner
+_LK_STOP = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 20, 0.01)
+
+
 class BoardLocator:
     """Finds and tracks the board of one of ``geometries`` (default: every known game).
 
@@ -625,7 +711,11 @@ class BoardLocator:
     - ``max_age``: seconds a fitted pose is reused while too few markers are visible.
     - ``min_markers``: markers needed to fit a pose without a recent one to track (one
       marker's corners fit a homography exactly, with nothing to check it).
-    - ``deadband_px``: a new fit moving the mat corners less than this keeps the previous
+    - ``still_px``: while every marker seen has moved less than this in the image (phase
+      flow of its corners) since a still run began, the pose is the mean of the run's fits
+      (up to STILL_FITS): a board that does not move in the image does not move in its pose,
+      however differently its blurred markers are found from frame to frame.
+    - ``deadband_px``: a new pose moving the mat corners less than this keeps the previous
       homography, so a still board gives identical rectified images.
     - ``lens_k``: the camera's radial distortion (:class:`Lens`); ``None`` estimates it from the
       first fits that use at least five markers (0 for a pinhole camera).
@@ -658,6 +748,7 @@ class BoardLocator:
         max_age: float = 2.0,
         min_markers: int = 2,
         deadband_px: float = 0.5,
+        still_px: float = 0.25,
         forget_after: float = 10.0,
         lens_k: float | None = None,
         find_placement: bool = True,
@@ -671,6 +762,7 @@ class BoardLocator:
         self.max_age = max_age
         self.min_markers = min_markers
         self.deadband_px = deadband_px
+        self.still_px = still_px
         self.forget_after = forget_after
         self.lens_k = lens_k
         self._lens_k = lens_k or 0.0
@@ -687,8 +779,8 @@ class BoardLocator:
         }
         self._placements = {g.game: BoardPlacement(g) for g in geoms} if find_placement else {}
         self._pose: BoardPose | None = None
-        #: the fit the tracked homography was last taken from (kept through fewer markers)
-        self._anchor: _Fit | None = None
+        #: the fits since the markers last moved in the image
+        self._run: _StillRun | None = None
         #: a placement seen once, waiting for the next frame to confirm it
         self._candidate: np.ndarray | None = None
         self._hits: dict[int, int] = {}
@@ -711,7 +803,7 @@ class BoardLocator:
     def reset(self) -> None:
         """Forget the tracked board (e.g. a new game is set up)."""
         self._pose = None
-        self._anchor = None
+        self._run = None
         self._candidate = None
         self._hits.clear()
         self._last_seen.clear()
@@ -1022,9 +1114,12 @@ class BoardLocator:
                 return self._tracked(prior, now, seen)
             raise BoardNotFound(BAD_FIT, f"{geometry.game}: markers {list(seen)}")
         if prior is not None:
-            fit = self._deadband(fit, prior, ideal)
+            fit = self._deadband(
+                self._steady(grey, markers, fit, geometry, lens, prior), prior, ideal
+            )
         else:
-            self._anchor = fit
+            self._run = _StillRun.start(grey, markers)
+            self._run.add(markers, fit.used)
         marker_px = _side(np.stack(list(markers.values())))
         self._calibrate(geometry, markers, fit.used, image_size)
         pose = BoardPose(
@@ -1208,24 +1303,40 @@ class BoardLocator:
                 best = (len(inliers), -spread, inliers)
         return best[2]
 
-    def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
-        """Keep the prior's homography when ``fit`` barely moves the mat (a still board), or
-        when markers were lost (a hand, a marker too small to be found in every frame) and
-        those left lie where the prior puts them, within the residual of the fit it came from
-        (the anchor) and ``deadband_px``: a fit through fewer markers is no news, in this
-        frame or in the next ones, until a fit through as many is taken."""
-        kept = _score(prior.homography, self._places[prior.game], markers, fit.used)
-        anchor = self._anchor
-        if kept is None or anchor is None:
-            self._anchor = fit
+    def _steady(
+        self,
+        grey: np.ndarray,
+        markers: dict[int, np.ndarray],
+        fit: _Fit,
+        geometry: BoardGeometry,
+        lens: Lens | None,
+        prior: BoardPose,
+    ) -> _Fit:
+        """``fit``, or while the markers have not moved in the image since the still run began,
+        the fit through each marker's mean corners over the run (see ``still_px``), scored on
+        this frame's markers; a move starts a new run, which holds the markers not seen where
+        the move took them when FULL_FIT_MARKERS were followed (fewer move the prior rigidly:
+        :meth:`_fit`)."""
+        run = self._run
+        if run is None:
+            self._run = run = _StillRun.start(grey, markers)
+        else:
+            moved = run.moved(grey, markers, self.still_px, self.FULL_FIT_MARKERS)
+            self._run = run = run if moved is None else moved
+        mean = _ideal(run.add(markers, fit.used), lens)
+        steady = self._fit(geometry, mean, prior)
+        ideal = _ideal(markers, lens)
+        used = tuple(i for i in steady.used if i in ideal) if steady is not None else ()
+        if not used:
             return fit
-        if _mat_shift(prior.geometry, fit.homography, prior.homography) < self.deadband_px:
-            return kept
-        lost = set(fit.used) < set(anchor.used)
-        if lost and kept.rms_px <= anchor.rms_px + self.deadband_px:
-            return kept
-        self._anchor = fit
-        return fit
+        return _score(steady.homography, self._places[geometry.game], ideal, used) or fit
+
+    def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
+        """Keep the prior's homography when ``fit`` barely moves the mat, so that a still board
+        gives byte-identical rectified images."""
+        if _mat_shift(prior.geometry, fit.homography, prior.homography) >= self.deadband_px:
+            return fit
+        return _score(prior.homography, self._places[prior.game], markers, fit.used) or fit
 
     def _confidence(self, geometry: BoardGeometry, fit: _Fit) -> float:
         """Support (markers used, three spread markers suffice) times fit quality."""
