@@ -9,11 +9,13 @@ board in view for :data:`STILL_FRAMES` frames at :data:`FPS` a second) in one sp
 and the players (:class:`~firmware.players.HonestPlayers`) press only what the screen asks of
 them: they answer questions with what they did, take an offered move when it is theirs, say the
 board is clear when the referee waits for a hand that is not there and set up when it finds
-the board they set up not set up, and undo a move the referee accepted that is not theirs (once
-a move); ``unaided`` counts the moves right without a press, and a move may count under more
-than one of the others. At the end of each board's still frames the referee
+the board they set up not set up, undo a move the referee accepted that is not theirs (once
+a move) and say a move judged "no change" was missed (OK in play, once a move); ``unaided``
+counts the moves right without a press, and a move may count under more than one of the
+others. At the end of each board's still frames the referee
 must show what is on the table: the move accepted (``moves_right``, split by what the players
-had to press: ``unaided``, ``asked``, ``offered``, ``said_clear``, ``undone``), the illegal
+had to press: ``unaided``, ``asked``, ``offered``, ``said_clear``, ``said_missed``,
+``undone``), the illegal
 placement flagged (``illegal_flagged``; ``illegal_let_stand``: a move or no change accepted on
 it; neither loses the night, whose next board, the placement taken back, must be accepted), the
 board taken back accepted. ``moves_wrong`` counts the moves it accepted that were not
@@ -85,6 +87,7 @@ class NightTally:
             "asked": self.aided["answer"],
             "offered": self.aided["offer"],
             "said_clear": self.aided["clear"],
+            "said_missed": self.aided["missed"],
             "undone": self.aided["undo"],
             "moves_wrong": self.wrong,
             "lost": self.lost,
@@ -269,8 +272,8 @@ def _line(tally: NightTally) -> str:
     return (
         f"to the end {r['to_the_end']} of {r['tables']}  "
         f"moves right {r['moves_right']} of {r['moves']} (unaided {r['unaided']}, "
-        f"asked {r['asked']}, offered {r['offered']}, said clear "
-        f"{r['said_clear']}, undone {r['undone']}), wrong {r['moves_wrong']}; "
+        f"asked {r['asked']}, offered {r['offered']}, said clear {r['said_clear']}, "
+        f"said missed {r['said_missed']}, undone {r['undone']}), wrong {r['moves_wrong']}; "
         f"lost {r['lost']} ({lost}), not reached {r['not_reached']}; "
         f"illegal flagged {r['illegal_flagged']} of {r['illegal_placements']}, "
         f"let stand {r['illegal_let_stand']}; presses {r['presses']}"

@@ -77,7 +77,7 @@ from engine import (
     Verdict,
 )
 from engine.referee import describe
-from vision.decode import decode
+from vision.decode import Decoded, close_margin, decode
 from vision.pipeline import (
     MOVING,
     NO_BOARD,
@@ -216,9 +216,12 @@ class RefereeLoop:
         #: the board (observation JSON) of the move the players undid: while vision reads the
         #: board so, it is not accepted again (:meth:`_judge`)
         self._undone: dict[str, Any] | None = None
+        #: the players said a move was missed: the next board read is asked about
+        self._missed = False
         self._lost_since: float | None = None
         #: vision found something over the still board, and no clear board has settled since
         self._still_occluded = False
+        #: when the last move (or "no move seen") was shown: it stays a while
         self._move_shown_at = -1e9
         self._now = 0.0
         self.problems: tuple[str, ...] = ()
@@ -425,6 +428,9 @@ class RefereeLoop:
         decoded = decode(game, result.observation)
         if self._undone is not None and board_json(game, decoded.observation.cells) != self._undone:
             self._undone = None  # the board changed since the undo: judged as usual
+        missed, self._missed = self.phase == Phase.PLAY and self._missed, False
+        if missed and self._ask_missed(frame, result, decoded):
+            return
         if self.phase == Phase.PLAY and self._undone is not None:
             undone = self._undone
             others = [m for m in decoded.ranked if board_json(game, board_after(game, m)) != undone]
@@ -450,6 +456,32 @@ class RefereeLoop:
         offer = decoded.nearest if outcome.verdict.kind == ILLEGAL else None
         self._offer = _Pending(frame, result, [offer]) if offer is not None else None
         self._after(outcome, frame, result)
+        if missed and outcome.verdict.kind == NO_CHANGE:
+            self._report("looked again: no move seen")
+            self._move_shown_at = self._now  # held on the screen like a move
+            self._show(screens.no_move_seen(status=self.status))
+
+    def _ask_missed(self, frame: np.ndarray, result: FrameResult, decoded: Decoded) -> bool:
+        """The players said a move was missed: ask "Which move?" of the likeliest legal moves
+        of the board read again that no change would not leave far behind (less than the
+        model's close margin less likely than it: a close call had the players been asked),
+        never the move just undone, "no move" only as the second of a single one. False when
+        there is none."""
+        assert self.referee is not None
+        game = self.referee.game
+        margin = close_margin(game.name)
+        moves = [
+            m
+            for m, cost in zip(decoded.ranked, decoded.costs, strict=True)
+            if m is not None
+            and cost < margin
+            and board_json(game, board_after(game, m)) != self._undone
+        ]
+        if not moves:
+            return False
+        self._report("looked again")
+        self._ask_which(_Pending(frame, result, moves + [None] * (len(moves) == 1)))
+        return True
 
     def _ask_which(self, pending: _Pending) -> None:
         """Ask "Which move?" of ``pending``'s first two options ("UNDO: others" when it has
@@ -557,6 +589,12 @@ class RefereeLoop:
             self._report("the players say nothing is over the board: reading it as it is")
             self._show_current()
             return
+        if action is Action.CONFIRM and self.phase == Phase.PLAY and not self.menu.is_open:
+            self._missed = True
+            self.vision.look_again()
+            self._report("the players say a move was missed: looking again")
+            self._show(screens.looking_again(status=self.status))
+            return
         choice = self.menu.handle(action)
         if self.menu.is_open:
             self._show(
@@ -587,6 +625,7 @@ class RefereeLoop:
         before = board_json(game, game.view())
         outcome = self.referee.event(event)
         self._undone = None
+        self._missed = False
         if event.name == "undo" and outcome.verdict.kind == EVENT:
             after = board_json(game, game.view())
             self._undone = before if after != before else None  # a move undone, not an event

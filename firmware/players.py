@@ -5,8 +5,9 @@ something of them, and only then: they answer "which move?" and "what was done?"
 did (UNDO when neither option is), take the likeliest legal move offered beside an illegal flag
 when it is the move they made, say "OK, it is clear" when the referee waits for a hand that is
 not there, "OK, it is set up" when the referee finds the board they set up for the game not
-set up, and undo a move the referee accepted that is not the one they made. Nothing else:
-a move judged "no change", or called illegal with no offer, stays as the referee left it.
+set up, undo a move the referee accepted that is not the one they made, and press OK once ("you
+missed my move") when their move was judged "no change". Nothing else: a move called illegal
+with no offer stays as the referee left it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from engine import MOVE, Game
+from engine import MOVE, NO_CHANGE, Game
 
 from .actions import Action
-from .loop import RefereeLoop, board_after, board_json
+from .loop import Phase, RefereeLoop, board_after, board_json
 from .simulator import SimulatedTable
 
 
@@ -25,7 +26,8 @@ class HonestPlayers:
     """The players of one simulated ``table``, refereed by ``loop``. ``presses`` counts what
     they pressed, by why: ``answer`` (a question), ``offer`` (the offered move taken),
     ``clear`` (the board is clear), ``setup`` (the board is set up for the game), ``undo`` (a
-    wrong move undone, at most ``undo_limit`` times between two calls of :meth:`new_step`)."""
+    wrong move undone, at most ``undo_limit`` times between two calls of :meth:`new_step`),
+    ``missed`` (their move judged "no change": OK in play, once between two such calls)."""
 
     def __init__(self, loop: RefereeLoop, table: SimulatedTable, undo_limit: int = 1) -> None:
         self.loop = loop
@@ -58,7 +60,8 @@ class HonestPlayers:
 
     def act(self) -> None:
         """Whatever the screen asks of them now (:meth:`answer`, an offer, "OK if it is clear",
-        "OK if set up"), then undo a move just accepted that is not theirs."""
+        "OK if set up"), then say a move judged "no change" was missed, or undo a move just
+        accepted that is not theirs."""
         if not self.answer():
             offered = self.loop.offered
             if offered is not None and self._is_truth(board_after(self._game, offered)):
@@ -71,6 +74,9 @@ class HonestPlayers:
         if outcome is self._seen or outcome is None:
             return
         self._seen = outcome
+        missed = outcome.verdict.kind == NO_CHANGE and not self._is_truth(self._game.view())
+        if missed and self.loop.phase is Phase.PLAY and not self.step_presses["missed"]:
+            self._press(Action.CONFIRM, "missed")
         if outcome.verdict.kind == MOVE and not self._is_truth(self._game.view()):
             self.step_wrong += 1
             if self.step_presses["undo"] < self.undo_limit:

@@ -446,18 +446,38 @@ def doubt(legal: str, cells: Sequence[str], *, status: str | None = None) -> Scr
     return confirm(legal, f"illegal at {cells[0]}{more}", question="What was done?", status=status)
 
 
-def shutdown(*, confirmed: bool = False, status: str | None = None) -> Screen:
-    """The menu's "shut down": first the question (OK shuts down, UNDO does not), then, once
-    confirmed, what to wait for before unplugging."""
+def looking_again(*, status: str | None = None) -> Screen:
+    """OK pressed in play (the players say a move was missed): the board is read again."""
+    return _notice(
+        "Looking again",
+        ["reading every cell", "of the board again:", "hands off the board"],
+        status,
+    )
+
+
+def no_move_seen(*, status: str | None = None) -> Screen:
+    """Looked at again, the board still shows no legal move."""
+    return _notice(
+        "No move seen", ["check the piece lies", "inside its cells,", "then OK: look again"], status
+    )
+
+
+def _notice(title: str, lines: Sequence[str], status: str | None) -> Screen:
+    """A heading and a few lines of small print under it."""
     canvas = _Canvas(status)
-    canvas.header("SHUTTING DOWN" if confirmed else "Shut down?")
-    if confirmed:
-        lines = ["the game is saved;", "unplug when the Pi's", "green light is off"]
-    else:
-        lines = ["OK: shut the Pi down", "UNDO: keep playing"]
+    canvas.header(title)
     top = HEADER_HEIGHT + 4
     canvas.lines(lines, top, SMALL, min(13, (canvas.bottom - top) // len(lines)))
     return canvas.screen()
+
+
+def shutdown(*, confirmed: bool = False, status: str | None = None) -> Screen:
+    """The menu's "shut down": first the question (OK shuts down, UNDO does not), then, once
+    confirmed, what to wait for before unplugging."""
+    if confirmed:
+        lines = ["the game is saved;", "unplug when the Pi's", "green light is off"]
+        return _notice("SHUTTING DOWN", lines, status)
+    return _notice("Shut down?", ["OK: shut the Pi down", "UNDO: keep playing"], status)
 
 
 def game_over(

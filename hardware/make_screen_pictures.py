@@ -107,6 +107,8 @@ def pictures() -> dict[str, screens.Screen]:
         "hand-over-board": screens.hand_over_board(),
         "hand-over-board-still": screens.hand_over_board(still=True),
         "check-board": screens.check_board(verdict.reason, verdict.cells),
+        "looking-again": screens.looking_again(),
+        "no-move-seen": screens.no_move_seen(),
         "board-not-found": screens.board_not_found(HINTS[NO_MARKERS]),
         "menu": screens.menu(menu.title, menu.choices, 0),
         "game-over": screens.game_over(final.winner, final.scores),

@@ -74,6 +74,9 @@ class Decoded:
     #: margin but not by the illegal margin, as an observation: the players are asked which of
     #: the two they did (None: nothing to ask).
     doubt: Observation | None = None
+    #: How many nats less likely than no change each of ``ranked`` is (no change 0; negative:
+    #: likelier than no change).
+    costs: tuple[float, ...] = ()
 
 
 def _cost(probs: dict[Content, float], content: Content) -> float:
@@ -153,12 +156,14 @@ def decode(
     cells = dict(obs.cells)
     cells.update({c: view[c] for c in visible})
     ranked = tuple(m for _, m, _ in scored[:RANKED])
+    costs = tuple(cost for cost, _, _ in scored[:RANKED])
     if gap > beyond:
         cells.update(illegal)
         return Decoded(
             replace(obs, cells=cells),
             None,
             ranked=ranked,
+            costs=costs,
             as_seen=True,
             illegal_gap=gap,
             nearest=best_move,
@@ -177,6 +182,7 @@ def decode(
         margin,
         illegal_gap=gap,
         doubt=doubt,
+        costs=costs,
     )
 
 

@@ -70,6 +70,7 @@ class VisionPipeline:
         self._readers: dict[str, Reader] = {}
         self._previous: BoardPose | None = None
         self._clear_next = False
+        self._afresh_next = False
 
     def reader(self, geometry: BoardGeometry) -> Reader:
         """The (calibrating, so kept) reader of ``geometry``'s game."""
@@ -84,6 +85,7 @@ class VisionPipeline:
         self.settler.reset()
         self._previous = None
         self._clear_next = False
+        self._afresh_next = False
         for reader in self._readers.values():
             reader.forget()
 
@@ -91,6 +93,12 @@ class VisionPipeline:
         """The players say that nothing is over the board: read the next settled frame as clear
         (every cell reported, never ``occluded``), once."""
         self._clear_next = True
+
+    def look_again(self) -> None:
+        """The players say that a move was missed: read the next still frame even if it looks
+        unchanged, every cell afresh (none kept as it was accepted), once."""
+        self.settler.reset()
+        self._afresh_next = True
 
     def process(self, frame: np.ndarray, t: float) -> FrameResult:
         """Judge one camera frame captured at ``t`` seconds."""
@@ -109,8 +117,9 @@ class VisionPipeline:
         if state.kind != SETTLED:
             return FrameResult(state.kind, t, state.reason, pose)
         clear, self._clear_next = self._clear_next, False
+        afresh, self._afresh_next = self._afresh_next, False
         try:
-            obs = self.reader(pose.geometry).read(frame, pose, clear=clear)
+            obs = self.reader(pose.geometry).read(frame, pose, clear=clear, afresh=afresh)
         except BoardNotFound as exc:
             self.settler.reset()
             return FrameResult(NO_BOARD, t, exc.hint)

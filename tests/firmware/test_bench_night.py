@@ -51,6 +51,24 @@ def test_players_say_the_board_is_clear_whenever_the_referee_waits_for_a_hand(
     assert tally.presses == {"clear": boards}
 
 
+def test_players_say_each_move_judged_no_change_was_missed(tmp_path, monkeypatch):
+    # a change test blind to every change once a board is accepted: each move is judged "no
+    # change" and the players press OK once ("you missed my move"): the board read again, the
+    # move is put to them and they answer; said of the illegal placement, the board read again
+    # shows it, and it is flagged
+    blind = edited_models(tmp_path / "m", "gobsmacked", lambda m: {**m, "change_threshold": 1e9})
+    monkeypatch.setattr(vision.models, "_chosen", blind)
+    script = scripted_game("gobsmacked", seed=3)
+    script.steps = script.steps[:6]
+    tally = NightTally()
+    night_table(script, 3, tally)
+    r = tally.to_json()
+    assert r["to_the_end"] == 1 and r["moves"] == _moves(script) > 0
+    assert r["moves_right"] == r["said_missed"] == r["moves"] and r["moves_wrong"] == 0
+    assert r["illegal_placements"] == r["illegal_flagged"] == 1
+    assert tally.presses["missed"] == r["moves"] + 1 and tally.presses["answer"] >= r["moves"]
+
+
 def _swapped(meta: dict, pairs: list[tuple[str, str]]) -> dict:
     classes = list(meta["classes"])
     for a, b in pairs:

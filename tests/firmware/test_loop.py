@@ -336,6 +336,72 @@ def test_neither_of_a_close_call_shows_the_next_two_likeliest_moves(tmp_path, mo
     loop.close()
 
 
+def test_a_move_the_referee_missed_is_asked_about_once_the_players_say_so(tmp_path, monkeypatch):
+    # a change test that sees no change anywhere once a board is accepted: the first move reads
+    # as "no change"; OK in play says a move was missed, and the board is read again, every
+    # cell, and "Which move?" offers the move (and "no move" only beside a single one)
+    def blind(meta: dict) -> dict:
+        return {**meta, "change_threshold": 1e9}
+
+    monkeypatch.setattr(vision.models, "_chosen", edited_models(tmp_path / "m", "gobblet", blind))
+    script = scripted_game("gobblet", seed=4)
+    script.steps = script.steps[:1]
+    table = SimulatedTable(script, seed=2, hand_frames=2, still_frames=24)
+    display = _display()
+    loop = RefereeLoop(
+        table,
+        display,
+        game="gobblet",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "r",
+        actions=table.next_action,
+    )
+    while table.beat is not table.beats[-1]:  # up to the board after the move
+        loop.step()
+    judged = loop.last_outcome
+    while loop.last_outcome is judged:
+        loop.step()
+    assert loop.phase == Phase.PLAY and not loop.referee.game.history
+    assert loop.last_outcome.verdict.kind == "no-change"
+    loop.press(Action.CONFIRM)
+    assert "Looking again" in display.screen.text
+    while loop.phase != Phase.CONFIRM and not table.finished:
+        loop.step()
+    truth = script.steps[0].note
+    assert loop.phase == Phase.CONFIRM and truth in {str(m) for m in loop.choices}
+    assert None not in loop.choices[:1]
+    page = snapshot(loop, False, MoveLog(), 0)["question"]
+    assert page is not None and truth in (page["ok"], page["menu"])
+    loop.press(Action.CONFIRM if str(loop.choices[0]) == truth else Action.MENU)
+    assert [str(m) for m in loop.referee.game.history] == [truth]
+    loop.close()
+
+
+def test_ok_in_play_with_no_move_on_the_board_says_so(tmp_path):
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    image = render_scene("gobblet", {}, 5, hand=False).image
+    for i in range(40):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), image)
+    display = _display()
+    loop = RefereeLoop(
+        ImageFolder(folder, fps=10.0),
+        display,
+        game="gobblet",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "r",
+    )
+    for _ in range(8):
+        loop.step()
+    assert loop.phase == Phase.PLAY
+    loop.press(Action.CONFIRM)
+    for _ in range(8):
+        loop.step()
+    assert loop.phase == Phase.PLAY and not loop.referee.game.history
+    assert "No move seen" in display.screen.text
+    loop.close()
+
+
 def test_no_board_is_reported_after_a_grace_period(tmp_path):
     folder = tmp_path / "frames"
     folder.mkdir()

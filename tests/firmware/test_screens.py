@@ -34,6 +34,9 @@ def screens_of(data):
         screens.hand_over_board(status=s, still=True),
         screens.confirm(data.draw(words), data.draw(words), status=s),
         screens.game_over(data.draw(names | st.just("draw")), board, status=s),
+        screens.looking_again(status=s),
+        screens.no_move_seen(status=s),
+        screens.shutdown(confirmed=data.draw(st.booleans()), status=s),
     ]
 
 
@@ -129,6 +132,8 @@ def test_only_the_illegal_screen_blinks():
         screens.hand_over_board(still=True),
         screens.confirm("a", "b"),
         screens.game_over("draw", {"white": 0}),
+        screens.looking_again(),
+        screens.no_move_seen(),
     ]
     assert not any(screen.blink for screen in others)
 

@@ -56,9 +56,13 @@ class Reader(ABC):
         self.options = dict(options)
 
     @abstractmethod
-    def read(self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False) -> Observation:
+    def read(
+        self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False, afresh: bool = False
+    ) -> Observation:
         """The :class:`engine.Observation` of ``frame`` (BGR) with the board at ``pose``;
-        ``clear``: the players say that nothing is over the board, so none is found there."""
+        ``clear``: the players say that nothing is over the board, so none is found there;
+        ``afresh``: every cell is read, none kept as it was accepted (the players say that a
+        move was missed)."""
 
     @abstractmethod
     def calibrate(

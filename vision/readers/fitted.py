@@ -86,16 +86,16 @@ class FittedReader(Reader):
         return self.codec.cell_from_json(label)
 
     # ------------------------------------------------------------------ shared part
-    def predict(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray:
+    def predict(self, frame: np.ndarray, pose: BoardPose, afresh: bool = False) -> np.ndarray:
         """Class probabilities of every target of ``frame`` (targets x classes): the model's
-        for the cells that changed since the last accepted frame (all of them before the first),
-        a certain accepted class for the others. The changed ones' logits get the table bank's
-        offsets (:meth:`~vision.adapt.TableBank.offsets`). The frame context, if the model
-        takes one, is always the whole frame's."""
+        for the cells that changed since the last accepted frame (all of them before the first,
+        or ``afresh``), a certain accepted class for the others. The changed ones' logits get
+        the table bank's offsets (:meth:`~vision.adapt.TableBank.offsets`). The frame context,
+        if the model takes one, is always the whole frame's."""
         patches = self.sampler.sample(frame, pose)
         probs = np.zeros((len(patches), len(self.model.classes)))
-        todo = self._changed(patches)
-        if self.memory is not None:
+        todo = np.arange(len(patches)) if afresh else self._changed(patches)
+        if self.memory is not None and len(todo) < len(patches):
             kept = np.setdiff1d(np.arange(len(patches)), todo)
             probs[kept, self.memory.classes[kept]] = 1.0
         if len(todo):
@@ -125,11 +125,15 @@ class FittedReader(Reader):
         changed = {c for c, m in zip(cells, moved, strict=True) if m}
         return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)
 
-    def read(self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False) -> Observation:
+    def read(
+        self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False, afresh: bool = False
+    ) -> Observation:
         """Every cell's likeliest content other than *foreign*; a frame with a cell whose
         foreign probability reaches the model's flag is ``occluded``, its cells from the hide
-        threshold on left out, unless ``clear`` (the players say nothing is over the board)."""
-        names, contents, probs, foreign = self.cell_probabilities(self.predict(frame, pose))
+        threshold on left out, unless ``clear`` (the players say nothing is over the board);
+        ``afresh``: every cell goes to the model (:meth:`predict`)."""
+        probabilities = self.predict(frame, pose, afresh)
+        names, contents, probs, foreign = self.cell_probabilities(probabilities)
         hidden: list[str] = []
         occluded = not clear and foreign.max(initial=0.0) >= self.model.foreign_threshold
         if occluded:
