@@ -54,8 +54,8 @@ OVER_EXPOSED = "mat too bright: dim lamp"
 #: bits too blurred, small or bright to be read one by one
 MARKERS_BLURRED = "markers blurred: focus"
 
-#: A still run (:class:`BoardLocator`, ``still_px``) averages at most this many fits, and follows
-#: the markers' corners with optical flow windows this size (px)
+#: A still run (:class:`BoardLocator`, ``still_px``) averages at most this many sightings of a
+#: marker, and follows the markers' corners with optical flow windows this size (px)
 STILL_FITS = 10
 STILL_WINDOW = (15, 15)
 
@@ -711,10 +711,11 @@ class BoardLocator:
     - ``max_age``: seconds a fitted pose is reused while too few markers are visible.
     - ``min_markers``: markers needed to fit a pose without a recent one to track (one
       marker's corners fit a homography exactly, with nothing to check it).
-    - ``still_px``: while every marker seen has moved less than this in the image (phase
-      flow of its corners) since a still run began, the pose is the mean of the run's fits
-      (up to STILL_FITS): a board that does not move in the image does not move in its pose,
-      however differently its blurred markers are found from frame to frame.
+    - ``still_px``: while every marker seen has moved less than this in the image (optical
+      flow of its corners) since a still run began, the pose is fitted through each marker's
+      mean corners over the run (up to STILL_FITS sightings): a board that does not move in
+      the image does not move in its pose, however differently its blurred markers are found
+      from frame to frame.
     - ``deadband_px``: a new pose moving the mat corners less than this keeps the previous
       homography, so a still board gives identical rectified images.
     - ``lens_k``: the camera's radial distortion (:class:`Lens`); ``None`` estimates it from the
@@ -779,7 +780,7 @@ class BoardLocator:
         }
         self._placements = {g.game: BoardPlacement(g) for g in geoms} if find_placement else {}
         self._pose: BoardPose | None = None
-        #: the fits since the markers last moved in the image
+        #: the markers' sightings since they last moved in the image
         self._run: _StillRun | None = None
         #: a placement seen once, waiting for the next frame to confirm it
         self._candidate: np.ndarray | None = None
@@ -1318,11 +1319,9 @@ class BoardLocator:
         the move took them when FULL_FIT_MARKERS were followed (fewer move the prior rigidly:
         :meth:`_fit`)."""
         run = self._run
-        if run is None:
-            self._run = run = _StillRun.start(grey, markers)
-        else:
-            moved = run.moved(grey, markers, self.still_px, self.FULL_FIT_MARKERS)
-            self._run = run = run if moved is None else moved
+        assert run is not None  # begun with the first fit
+        moved = run.moved(grey, markers, self.still_px, self.FULL_FIT_MARKERS)
+        self._run = run = run if moved is None else moved
         mean = _ideal(run.add(markers, fit.used), lens)
         steady = self._fit(geometry, mean, prior)
         ideal = _ideal(markers, lens)
