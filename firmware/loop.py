@@ -77,7 +77,7 @@ from engine import (
     Verdict,
 )
 from engine.referee import describe
-from vision.decode import Decoded, close_margin, decode
+from vision.decode import Decoded, Opening, close_margin, decode
 from vision.pipeline import (
     MOVING,
     NO_BOARD,
@@ -130,13 +130,16 @@ class _Pending:
     question: tuple[str, str, str] | None = None
 
 
-def board_after(game: Game, pick: Move | Observation | None) -> dict[str, Any]:
+def board_after(game: Game, pick: Move | Opening | Observation | None) -> dict[str, Any]:
     """The board the players say ``pick`` left, a question's option: the accepted state after
-    a move (None: no change), or the cells of an illegal act's observation."""
+    a move (None: no change; an :class:`~vision.decode.Opening`: another player's first move),
+    or the cells of an illegal act's observation."""
     if isinstance(pick, Observation):
         return dict(pick.cells)
     view = dict(game.view())
-    if pick is not None:
+    if isinstance(pick, Opening):
+        view.update(pick.changes)
+    elif pick is not None:
         view.update(game.changes_after(pick))
     return view
 

@@ -52,15 +52,29 @@ WRONG_COST = 10.0
 
 
 @dataclass(frozen=True)
+class Opening:
+    """A first move of another player than the one to move, while the first piece placed decides
+    who starts (:attr:`engine.Game.first_is_open`): ``player`` opens with ``move``, which
+    changes the cells ``changes`` (name, content pairs)."""
+
+    player: str
+    move: Move
+    changes: tuple[tuple[str, Content], ...]
+
+    def __str__(self) -> str:
+        return f"{self.player} {self.move}"
+
+
+@dataclass(frozen=True)
 class Decoded:
     """The observation to judge, and how sure the decoding is."""
 
     observation: Observation
-    move: Move | None
-    close: tuple[Move | None, ...] = ()
+    move: Move | Opening | None
+    close: tuple[Move | Opening | None, ...] = ()
     #: The likeliest legal explanations, best first (``close`` first, then the next ones,
     #: whatever their margin; at most :data:`RANKED`; none when nothing was decoded).
-    ranked: tuple[Move | None, ...] = ()
+    ranked: tuple[Move | Opening | None, ...] = ()
     margin: float = math.inf
     #: True when the observation is an illegal act, or partial (nothing was decoded).
     as_seen: bool = False
@@ -69,7 +83,7 @@ class Decoded:
     illegal_gap: float = math.inf
     #: When an illegal act is reported: the likeliest legal move, which the players may
     #: say they made (None: no change was likelier than any move).
-    nearest: Move | None = None
+    nearest: Move | Opening | None = None
     #: An illegal act likelier than the best legal explanation (``move``) by more than the ask
     #: margin but not by the illegal margin, as an observation: the players are asked which of
     #: the two they did (None: nothing to ask).
@@ -117,6 +131,22 @@ def legal_changes(game: Game) -> list[tuple[Move, dict[str, Content]]]:
     return [(move, game.changes_after(move)) for move in game.legal_moves()]
 
 
+def opening_changes(game: Game) -> list[tuple[Opening, dict[str, Content]]]:
+    """While the first piece placed decides who starts: every first move of the players other
+    than the one to move, with the cells it changes (none once the first player is decided)."""
+    if not game.first_is_open:
+        return []
+    openings = []
+    for player in game.players:
+        if player == game.to_move:
+            continue
+        trial = game.copy()
+        trial.open_with(player)
+        for move, changes in legal_changes(trial):
+            openings.append((Opening(player, move, tuple(changes.items())), changes))
+    return openings
+
+
 def decode(
     game: Game,
     obs: Observation,
@@ -143,8 +173,10 @@ def decode(
         return sum(_cost(probs[c], new) - _cost(probs[c], view[c]) for c, new in changes.items())
 
     unsure = {c for c in visible if probs[c].get(view[c], 0.0) < 1.0 - 1e-3}
-    legal = legal_changes(game) if unsure else []
-    scored: list[tuple[float, Move | None, dict[str, Content]]] = [(0.0, None, {})]
+    legal: list[tuple[Move | Opening, dict[str, Content]]] = []
+    if unsure:
+        legal = [*legal_changes(game), *opening_changes(game)]
+    scored: list[tuple[float, Move | Opening | None, dict[str, Content]]] = [(0.0, None, {})]
     for move, changes in legal:
         if all(c in probs for c in changes) and changes.keys() & unsure:
             scored.append((gain(changes), move, changes))
@@ -191,7 +223,7 @@ def _likeliest_illegal(
     probs: dict[str, dict[Content, float]],
     visible: list[str],
     unsure: set[str],
-    legal: list[tuple[Move, dict[str, Content]]],
+    legal: list[tuple[Move | Opening, dict[str, Content]]],
     gain: Callable[[dict[str, Content]], float],
 ) -> tuple[float, dict[str, Content]]:
     """The likeliest illegal explanation and its cost: a placement, or an earlier move taken

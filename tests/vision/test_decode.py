@@ -8,7 +8,8 @@ import pytest
 
 from engine import AMBIGUOUS, ILLEGAL, MOVE, Event, Observation, new_game
 from engine.grid import parse_square, square_name
-from vision.decode import CLOSE_MARGIN, decode
+from engine.referee import Referee
+from vision.decode import CLOSE_MARGIN, Opening, decode, opening_changes
 
 from .data.models import edited_models
 from .forbidden import forbidden_squares
@@ -378,3 +379,25 @@ def test_a_piece_taken_off_again_is_flagged():
     decoded = decode(game, Observation("blokus", last, probabilities=probs))
     assert decoded.as_seen and decoded.observation.cells == last
     assert game.infer(decoded.observation).kind == AMBIGUOUS  # "check the board"
+
+
+def test_while_the_first_piece_decides_who_starts_either_player_may_have_opened():
+    # the first piece read as the other player's, 60 % against 40 % for the player to move's
+    # colour: it is decoded as that player's opening, a legal explanation the referee accepts
+    referee = Referee("blokus")
+    game = referee.game
+    assert game.first_is_open
+    other = next(p for p in game.players if p != game.to_move)
+    trial = game.copy()
+    trial.open_with(other)
+    move = next(iter(trial.legal_moves()))
+    changed = trial.changes_after(move)
+    overrides = {c: {other: 0.6, game.to_move: 0.4, None: 0.0} for c in changed}
+    probs = _probabilities(game.view(), overrides=overrides)
+    argmax = {c: max(p, key=p.get) for c, p in probs.items()}
+    decoded = decode(game, Observation("blokus", argmax, probabilities=probs))
+    assert decoded.move == Opening(other, move, tuple(changed.items()))
+    assert str(decoded.move) == f"{other} {move}" and not decoded.as_seen
+    outcome = referee.judge(decoded.observation)
+    assert outcome.verdict.kind == MOVE and outcome.mover == other
+    assert game.history == (move,) and not opening_changes(game)  # decided: no opening left
