@@ -14,7 +14,9 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
   misread the board, before it knows this table's light, and CONFIRM accepts it as the game's
   accepted state (and calibrates vision on it, as on any accepted board).
 - PLAY: every settled observation is decoded with the rules and judged. A move is journalled
-  (durably) *before* the screen shows it.
+  (durably) *before* the screen shows it. CONFIRM with nothing offered says "you missed my
+  move": the next still frame is read afresh and "Which move?" asks about its likeliest legal
+  moves ("no move" last), or "No move seen" is shown.
 - ILLEGAL: an illegal placement flashes the reason and the cells, the buzzer beeps, and nothing
   else is accepted until the board is put back (no-change) or the last move is undone. When
   vision read the board surer than any legal explanation (``vision.decode``), the screen also
@@ -240,7 +242,7 @@ class RefereeLoop:
         return self._illegal
 
     @property
-    def offered(self) -> Move | None:
+    def offered(self) -> Move | Opening | None:
         """The likeliest legal move offered beside the illegal placement: CONFIRM accepts it,
         should vision have misread the board (``None`` when there is none, or while the screen
         offers "OK if it is clear" instead: :attr:`offering_clear`)."""
@@ -468,9 +470,12 @@ class RefereeLoop:
         """The players said a move was missed: ask "Which move?" of the likeliest legal moves
         of the board read again that no change would not leave far behind (less than the
         model's close margin less likely than it: a close call had the players been asked),
-        never the move just undone, "no move" only as the second of a single one. False when
-        there is none."""
+        never the move just undone, and "no move" last (an OK pressed by mistake). False when
+        there is none, or when the board shows an illegal act (reported or in doubt: it is
+        flagged, or asked about, as usual)."""
         assert self.referee is not None
+        if decoded.as_seen or decoded.doubt is not None:
+            return False
         game = self.referee.game
         margin = close_margin(game.name)
         moves = [
@@ -483,7 +488,7 @@ class RefereeLoop:
         if not moves:
             return False
         self._report("looked again")
-        self._ask_which(_Pending(frame, result, moves + [None] * (len(moves) == 1)))
+        self._ask_which(_Pending(frame, result, [*moves, None]))
         return True
 
     def _ask_which(self, pending: _Pending) -> None:
@@ -622,6 +627,7 @@ class RefereeLoop:
             self._new_game(self.game_name, dict(event.data))
             self.phase = Phase.CHECK_BOARD
             self._unset = self._undone = None
+            self._missed = False
             self.vision.reset()
             return None
         game = self.referee.game
@@ -734,6 +740,8 @@ class RefereeLoop:
                     status=self.status,
                 )
             )
+        elif self._missed:
+            self._show(screens.looking_again(status=self.status))
         elif outcome is None and self._now - self._move_shown_at < self.LAST_MOVE_SECONDS:
             return  # leave the last move on the screen for a moment
         else:

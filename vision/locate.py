@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import combinations
 from typing import Any
@@ -623,6 +623,8 @@ class _StillRun:
     crops: dict[int, tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]]
     sums: dict[int, np.ndarray]
     counts: dict[int, int]
+    #: markers held where the move that began the run took them, until really seen
+    carried: set[int] = field(default_factory=set)
 
     @classmethod
     def start(cls, grey: np.ndarray, markers: dict[int, np.ndarray]) -> _StillRun:
@@ -675,6 +677,7 @@ class _StillRun:
             for i in self.sums.keys() - markers.keys():
                 run.sums[i] = cv2.transform(self.mean(i)[None], motion)[0]
                 run.counts[i] = 1
+                run.carried.add(i)
         return run
 
     def mean(self, i: int) -> np.ndarray:
@@ -685,6 +688,9 @@ class _StillRun:
         """Count this frame's sightings of the markers ``used`` (up to STILL_FITS each); the
         mean corners of every marker the run has seen."""
         for i in used:
+            if i in self.carried:  # really seen: the carried guess gives way
+                self.carried.discard(i)
+                del self.sums[i], self.counts[i]
             if self.counts.get(i, 0) < STILL_FITS:
                 self.sums[i] = self.sums.get(i, 0.0) + markers[i]
                 self.counts[i] = self.counts.get(i, 0) + 1
@@ -1315,9 +1321,9 @@ class BoardLocator:
     ) -> _Fit:
         """``fit``, or while the markers have not moved in the image since the still run began,
         the fit through each marker's mean corners over the run (see ``still_px``), scored on
-        this frame's markers; a move starts a new run, which holds the markers not seen where
-        the move took them when FULL_FIT_MARKERS were followed (fewer move the prior rigidly:
-        :meth:`_fit`)."""
+        this frame's markers that its fit kept; a move starts a new run, which holds the markers
+        not seen where the move took them when FULL_FIT_MARKERS were followed (after fewer, the
+        frame's markers are fitted alone: :meth:`_fit`)."""
         run = self._run
         assert run is not None  # begun with the first fit
         moved = run.moved(grey, markers, self.still_px, self.FULL_FIT_MARKERS)
@@ -1325,7 +1331,7 @@ class BoardLocator:
         mean = _ideal(run.add(markers, fit.used), lens)
         steady = self._fit(geometry, mean, prior)
         ideal = _ideal(markers, lens)
-        used = tuple(i for i in steady.used if i in ideal) if steady is not None else ()
+        used = tuple(i for i in steady.used if i in fit.used) if steady is not None else ()
         if not used:
             return fit
         return _score(steady.homography, self._places[geometry.game], ideal, used) or fit

@@ -117,9 +117,10 @@ class VisionPipeline:
         if state.kind != SETTLED:
             return FrameResult(state.kind, t, state.reason, pose)
         clear, self._clear_next = self._clear_next, False
-        afresh, self._afresh_next = self._afresh_next, False
         try:
-            obs = self.reader(pose.geometry).read(frame, pose, clear=clear, afresh=afresh)
+            obs = self.reader(pose.geometry).read(
+                frame, pose, clear=clear, afresh=self._afresh_next
+            )
         except BoardNotFound as exc:
             self.settler.reset()
             return FrameResult(NO_BOARD, t, exc.hint)
@@ -128,6 +129,7 @@ class VisionPipeline:
             # held very still, an object left on the board): wait for a clear view.
             self.settler.reset()
             return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
+        self._afresh_next = False  # read afresh once, by a read that counts
         return FrameResult(SETTLED, t, "", pose, Observation(**{**obs.__dict__, "t": t}))
 
     def calibrate(

@@ -365,6 +365,8 @@ def test_a_move_the_referee_missed_is_asked_about_once_the_players_say_so(tmp_pa
     assert loop.last_outcome.verdict.kind == "no-change"
     loop.press(Action.CONFIRM)
     assert "Looking again" in display.screen.text
+    loop.step()  # the board is looked at again: the screen says so until it is read
+    assert loop.phase == Phase.PLAY and "Looking again" in display.screen.text
     while loop.phase != Phase.CONFIRM and not table.finished:
         loop.step()
     truth = script.steps[0].note
