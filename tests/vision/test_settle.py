@@ -7,6 +7,9 @@ import cv2
 import numpy as np
 import pytest
 
+import vision.models
+from engine import new_game
+from tests.vision.data.models import edited_models
 from tests.vision.data.scenes import GEOMETRY, View, render, render_mat
 from vision.locate import BoardLocator, BoardNotFound, rectify
 from vision.settle import (
@@ -147,6 +150,39 @@ def test_a_hand_resting_still_over_the_board_is_never_read(game):
     after = [pipeline.process(clear, 3.0 + k / FPS).status for k in range(10)]
     # once the hand has left, the board is read once (the rules then see "no change")
     assert after.count(SETTLED) == 1
+
+
+def test_a_look_again_is_not_used_up_by_a_read_with_a_hand_over_the_board(tmp_path, monkeypatch):
+    # a model blind to every change once a board is accepted, and taking every board for one
+    # with a hand over it: the players' "clear" gets each read through. The piece put down
+    # reads as the accepted empty board; after look_again() a read found occluded does not use
+    # the request up: the next read that counts is afresh, and shows the piece
+    from vision.pipeline import VisionPipeline
+
+    def blind(meta: dict) -> dict:
+        return {**meta, "change_threshold": 1e9, "foreign_threshold": 0.0}
+
+    monkeypatch.setattr(vision.models, "_chosen", edited_models(tmp_path / "m", "gobblet", blind))
+    game = new_game("gobblet")
+    piece = {"b2": {"color": "white", "size": 4}}
+    empty, placed = (render_scene("gobblet", cells, 21, hand=False).image for cells in ({}, piece))
+    pipeline = VisionPipeline("gobblet")
+    clock = iter(k / FPS for k in range(1000))
+
+    def read(image: np.ndarray, clear: bool):
+        if clear:
+            pipeline.read_next_as_clear()
+        results = [pipeline.process(image, next(clock)) for _ in range(10)]
+        return [r for r in results if r.status in (SETTLED, OCCLUDED) and r.pose is not None]
+
+    (accepted,) = [r for r in read(empty, clear=True) if r.status == SETTLED]
+    pipeline.calibrate(empty, accepted.pose, game.view())
+    (unchanged,) = [r for r in read(placed, clear=True) if r.status == SETTLED]
+    assert unchanged.observation.cells["b2"] is None  # the blind change test kept it empty
+    pipeline.look_again()
+    assert any(r.status == OCCLUDED for r in read(placed, clear=False))
+    (afresh,) = [r for r in read(placed, clear=True) if r.status == SETTLED]
+    assert afresh.observation.cells["b2"] == game.cell_from_json(piece["b2"])
 
 
 def test_a_hand_that_leaves_a_barely_visible_change_is_read():
