@@ -437,8 +437,7 @@ class RefereeLoop:
         if missed and self._ask_missed(frame, result, decoded):
             return
         if self.phase == Phase.PLAY and self._undone is not None:
-            undone = self._undone
-            others = [m for m in decoded.ranked if board_json(game, board_after(game, m)) != undone]
+            others = [m for m in decoded.ranked if not self._undoes(m)]
             others += [None] if len(others) == 1 and others[0] is not None else []
             if len(others) > 1:  # the players said it was not that: which was it?
                 self._report("read as the move just undone")
@@ -476,20 +475,25 @@ class RefereeLoop:
         assert self.referee is not None
         if decoded.as_seen or decoded.doubt is not None:
             return False
-        game = self.referee.game
-        margin = close_margin(game.name)
+        margin = close_margin(self.referee.game.name)
         moves = [
             m
             for m, cost in zip(decoded.ranked, decoded.costs, strict=True)
-            if m is not None
-            and cost < margin
-            and board_json(game, board_after(game, m)) != self._undone
+            if m is not None and cost < margin and not self._undoes(m)
         ]
         if not moves:
             return False
         self._report("looked again")
         self._ask_which(_Pending(frame, result, [*moves, None]))
         return True
+
+    def _undoes(self, option: Move | Opening | None) -> bool:
+        """Whether ``option`` leaves the board of the move the players just undid."""
+        assert self.referee is not None
+        game = self.referee.game
+        return (
+            self._undone is not None and board_json(game, board_after(game, option)) == self._undone
+        )
 
     def _ask_which(self, pending: _Pending) -> None:
         """Ask "Which move?" of ``pending``'s first two options ("UNDO: others" when it has

@@ -1121,9 +1121,7 @@ class BoardLocator:
                 return self._tracked(prior, now, seen)
             raise BoardNotFound(BAD_FIT, f"{geometry.game}: markers {list(seen)}")
         if prior is not None:
-            fit = self._deadband(
-                self._steady(grey, markers, fit, geometry, lens, prior), prior, ideal
-            )
+            fit = self._deadband(self._steady(grey, markers, ideal, fit, lens, prior), prior, ideal)
         else:
             self._run = _StillRun.start(grey, markers)
             self._run.add(markers, fit.used)
@@ -1314,27 +1312,27 @@ class BoardLocator:
         self,
         grey: np.ndarray,
         markers: dict[int, np.ndarray],
+        ideal: dict[int, np.ndarray],
         fit: _Fit,
-        geometry: BoardGeometry,
         lens: Lens | None,
         prior: BoardPose,
     ) -> _Fit:
-        """``fit``, or while the markers have not moved in the image since the still run began,
-        the fit through each marker's mean corners over the run (see ``still_px``), scored on
-        this frame's markers that its fit kept; a move starts a new run, which holds the markers
-        not seen where the move took them when FULL_FIT_MARKERS were followed (after fewer, the
-        frame's markers are fitted alone: :meth:`_fit`)."""
+        """``fit`` (through ``ideal``: this frame's ``markers`` through the lens), or while the
+        markers have not moved in the image since the still run began, the fit through each
+        marker's mean corners over the run (see ``still_px``), scored on this frame's markers
+        that its fit kept; a move starts a new run, which holds the markers not seen where the
+        move took them when FULL_FIT_MARKERS were followed (after fewer, the frame's markers are
+        fitted alone: :meth:`_fit`)."""
         run = self._run
         assert run is not None  # begun with the first fit
         moved = run.moved(grey, markers, self.still_px, self.FULL_FIT_MARKERS)
         self._run = run = run if moved is None else moved
         mean = _ideal(run.add(markers, fit.used), lens)
-        steady = self._fit(geometry, mean, prior)
-        ideal = _ideal(markers, lens)
+        steady = self._fit(prior.geometry, mean, prior)
         used = tuple(i for i in steady.used if i in fit.used) if steady is not None else ()
         if not used:
             return fit
-        return _score(steady.homography, self._places[geometry.game], ideal, used) or fit
+        return _score(steady.homography, self._places[prior.game], ideal, used) or fit
 
     def _deadband(self, fit: _Fit, prior: BoardPose, markers: dict[int, np.ndarray]) -> _Fit:
         """Keep the prior's homography when ``fit`` barely moves the mat, so that a still board
