@@ -11,6 +11,10 @@ A still board that the reader finds something over is reported ``occluded`` with
 a clear board whose look the model takes for a hand (a lamp's colour, a shadow, a blurred
 camera) would be waited on for ever: after :meth:`VisionPipeline.read_next_as_clear` (the
 players say that nothing is over it) the next settled frame is read as clear.
+
+A marker seen steadily and now missing is a hand over the mat, unless a piece standing on the
+board could hide it from this camera (a tall Gobblet piece near the edge, :mod:`vision.hiding`):
+then the still board is read, and the read must show a piece in front of every such marker.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from engine import Observation
 from engine.core import Content
 
 from .geometry import BoardGeometry, load_geometry
+from .hiding import markers_coverable, markers_covered
 from .locate import (
     NO_MARKERS,
     TOO_FAR_HINT,
@@ -36,7 +41,8 @@ from .readers import Reader, reader_for
 from .settle import MOVING, OCCLUDED, SETTLED, Hints, Settler
 
 NO_BOARD = "no-board"
-#: The reason of an ``occluded`` result whose board was still: the reader found something over it.
+#: The reason of an ``occluded`` result whose board was still: the reader found something over
+#: it, or a marker is missing that no piece read stands in front of.
 STILL_OCCLUDED = "something over the board"
 
 #: Resolution of the small top-down image the settle filter compares from frame to frame.
@@ -71,6 +77,7 @@ class VisionPipeline:
         self._previous: BoardPose | None = None
         self._clear_next = False
         self._afresh_next = False
+        self._coverable_view: tuple[tuple, frozenset[int]] = ((), frozenset())
 
     def reader(self, geometry: BoardGeometry) -> Reader:
         """The (calibrating, so kept) reader of ``geometry``'s game."""
@@ -110,7 +117,9 @@ class VisionPipeline:
             last = self.locator.pose
             lost = exc.reason in (NO_MARKERS, TOO_FEW_MARKERS) and last is not None
             return FrameResult(NO_BOARD, t, TOO_FAR_HINT if lost and last.too_far else exc.hint)
-        hints = Hints.from_pose(pose, self._previous)
+        missing = set(pose.markers_missing)
+        behind = self._coverable(pose) & missing if missing else frozenset()
+        hints = Hints.from_pose(pose, self._previous, excused=behind)
         self._previous = pose
         small = Rectification.of_mat(pose.geometry, SETTLE_PX_PER_MM).warp(frame, pose)
         state = self.settler.push(t, small, hints)
@@ -129,8 +138,30 @@ class VisionPipeline:
             # held very still, an object left on the board): wait for a clear view.
             self.settler.reset()
             return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
+        if behind and not clear and not self._explained(behind, obs, pose):
+            # a marker that a piece could stand in front of is missing, but no piece read does
+            self.settler.reset()
+            return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
         self._afresh_next = False  # read afresh once, by a read that counts
         return FrameResult(SETTLED, t, "", pose, Observation(**{**obs.__dict__, "t": t}))
+
+    def _coverable(self, pose: BoardPose) -> frozenset[int]:
+        """The markers a piece standing on some cell would hide from this camera (worked out
+        once per view: a still board keeps its pose)."""
+        key = pose.view_key()
+        if self._coverable_view[0] != key:
+            self._coverable_view = (key, markers_coverable(pose))
+        return self._coverable_view[1]
+
+    def _explained(self, missing: frozenset[int], obs: Observation, pose: BoardPose) -> bool:
+        """True if the pieces read in ``obs`` stand in front of every ``missing`` marker."""
+        reader = self.reader(pose.geometry)
+        pieces = []
+        for name, content in obs.cells.items():
+            piece = reader.standing(content)
+            if piece is not None:
+                pieces.append((name, piece))
+        return missing <= markers_covered(pose, pieces)
 
     def calibrate(
         self,

@@ -13,7 +13,8 @@
 - ``unchanged``: still and clear, no hand since the last settled board, and nothing changed.
 
 Occlusion is judged here only from geometry: markers that the locator saw steadily are missing
-(:class:`Hints`). What is *over* the board is judged by the reader's model, which has a
+(:class:`Hints`; the pipeline excuses those a piece on the board could stand in front of,
+:mod:`vision.hiding`). What is *over* the board is judged by the reader's model, which has a
 *foreign* class for hands, sleeves and objects (``docs/vision/models.md``): one occlusion model
 for the whole pipeline. A hand held perfectly still settles here, is read, is found foreign and
 sends the pipeline back to waiting (:class:`vision.pipeline.VisionPipeline`).
@@ -30,6 +31,7 @@ scale) starts a new period. The same measure against the last settled board deci
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import cv2
@@ -61,12 +63,18 @@ class Hints:
     pose_shift_px: float = 0.0
 
     @classmethod
-    def from_pose(cls, pose: BoardPose, previous: BoardPose | None = None) -> Hints:
-        """Hints from this frame's pose and the previous frame's (if any)."""
+    def from_pose(
+        cls,
+        pose: BoardPose,
+        previous: BoardPose | None = None,
+        excused: Collection[int] = (),
+    ) -> Hints:
+        """Hints from this frame's pose and the previous frame's (if any); the missing markers
+        ``excused`` (a piece on the board may stand in front of them) do not count."""
         shift = 0.0
         if previous is not None and previous.game == pose.game:
             shift = pose.shift(previous)
-        return cls(len(pose.markers_missing), shift)
+        return cls(len(set(pose.markers_missing) - set(excused)), shift)
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,6 +21,7 @@ from engine import Observation
 from engine.core import Content
 
 from ..geometry import BoardGeometry, load_geometry
+from ..hiding import Standing
 from ..locate import BoardPose
 
 #: game name -> "module:Class" of its reader, imported on first use.
@@ -81,6 +82,12 @@ class Reader(ABC):
     @abstractmethod
     def forget(self) -> None:
         """Forget what :meth:`calibrate` taught (a new game is being set up)."""
+
+    def standing(self, content: Content) -> Standing | None:
+        """The footprint and height of ``content`` when it stands tall on its cell, so that it
+        may hide a marker from a tilted camera (:mod:`vision.hiding`); ``None`` for an empty
+        cell and for flat pieces."""
+        return None
 
 
 def reader_for(game: str, geometry: BoardGeometry | None = None, **options: Any) -> Reader:

@@ -31,6 +31,7 @@ from ..adapt import TableBank
 from ..assign import best_assignment, best_within
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
+from ..hiding import Standing, standing_sizes
 from ..locate import BoardPose
 from ..model import EMPTY, FOREIGN, CellModel, model_for, softmax
 from ..sampling import EDGES, PatchSampler
@@ -257,6 +258,14 @@ class GobbletReader(FittedReader):
         """A box holds ``stacks`` pieces of each colour and size (the engine's layout, from
         ``engine/data/gobblet.json``), so no more of one can top the squares."""
         return None if content is None else self.codec.layout.stacks
+
+    def standing(self, content: Content) -> Standing | None:
+        """The top piece's size as the geometry file gives it (``pieces.sizes``)."""
+        return None if content is None else self._sizes.get(content.size)
+
+    @cached_property
+    def _sizes(self) -> dict[int, Standing]:
+        return standing_sizes(self.geometry)
 
 
 class BlokusReader(FittedReader):
