@@ -69,20 +69,22 @@ def markers_covered(
     geometry = pose.geometry
     cells = {c.name: c for c in geometry.cells}
     base = float(geometry.extra.get("board", {}).get("thickness", 0.0))
+    pieces = list(pieces)
+    if not pieces:
+        return frozenset()
     angles = np.linspace(0.0, 2.0 * np.pi, _RIM, endpoint=False)
     circle = np.column_stack([np.cos(angles), np.sin(angles)])
-    outlines = []
+    points, heights = [], []
     for name, piece in pieces:
         rim = np.asarray(cells[name].center) + circle * (piece.diameter / 2 + offset_mm)
-        points = np.concatenate([rim, rim])
-        heights = np.repeat([base, base + piece.height], _RIM)
-        try:
-            image = pose.project_above(points, heights)
-        except ValueError:
-            return frozenset()
-        outlines.append(cv2.convexHull(image.astype(np.float32)))
-    if not outlines:
+        points += [rim, rim]
+        heights.append(np.repeat([base, base + piece.height], _RIM))
+    try:  # every piece's foot and top rims at once: the camera is worked out once
+        image = pose.project_above(np.concatenate(points), np.concatenate(heights))
+    except ValueError:
         return frozenset()
+    rims = image.astype(np.float32).reshape(len(pieces), 2 * _RIM, 2)
+    outlines = [cv2.convexHull(rim) for rim in rims]
     covered = set()
     for marker_id, area in _marker_areas(geometry, pose).items():
         for outline in outlines:
