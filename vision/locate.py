@@ -614,17 +614,23 @@ def _score(
     )
 
 
+#: a marker's box in the frame (x0, y0, x1, y1), its grey pixels and its corners in them
+_Crop = tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]
+
+
 @dataclass
 class _StillRun:
     """The sightings of a board whose markers have not moved in the image since the run began:
     each marker's grey crop then and its corners in it (the reference for :meth:`flow`), and its
     corners (image px, as detected) summed over the frames whose fit kept it."""
 
-    crops: dict[int, tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]]
+    crops: dict[int, _Crop]
     sums: dict[int, np.ndarray]
     counts: dict[int, int]
     #: markers held where the move that began the run took them, until really seen
     carried: set[int] = field(default_factory=set)
+    #: crops from earlier runs of the markers not seen when this one began (for :meth:`unmoved`)
+    stale: dict[int, _Crop] = field(default_factory=dict)
 
     @classmethod
     def start(cls, grey: np.ndarray, markers: dict[int, np.ndarray]) -> _StillRun:
@@ -644,21 +650,31 @@ class _StillRun:
         seen in both, or one is lost)."""
         before, after = [], []
         for i in sorted(self.crops.keys() & markers.keys()):
-            (x0, y0, x1, y1), crop, local = self.crops[i]
-            now = grey[y0:y1, x0:x1]
-            if now.shape != crop.shape:
+            followed = _follow(grey, self.crops[i])
+            if followed is None:
                 return None
-            found, status, _ = cv2.calcOpticalFlowPyrLK(
-                crop, now, local, None, winSize=STILL_WINDOW, maxLevel=2, criteria=_LK_STOP
-            )
-            if found is None or not status.all():
-                return None
-            origin = np.float32([x0, y0])
-            before.append(local.reshape(-1, 2) + origin)
-            after.append(found.reshape(-1, 2) + origin)
+            before.append(followed[0])
+            after.append(followed[1])
         if not before:
             return None
         return np.concatenate(before), np.concatenate(after)
+
+    def unmoved(self, grey: np.ndarray, ids: Iterable[int], still_px: float) -> set[int]:
+        """The markers of ``ids`` whose every corner optical flow follows from the marker's
+        last crop (this run's, or an earlier run's when this one began without it) to less
+        than ``still_px`` from where it was: in place and in view in ``grey``, though the
+        detector did not read them (nothing lies over a marker whose corners are all found
+        unmoved)."""
+        crops = {**self.stale, **self.crops}
+        unmoved = set()
+        for i in crops.keys() & set(ids):
+            followed = _follow(grey, crops[i])
+            if (
+                followed is not None
+                and np.linalg.norm(followed[1] - followed[0], axis=1).max() < still_px
+            ):
+                unmoved.add(i)
+        return unmoved
 
     def moved(
         self, grey: np.ndarray, markers: dict[int, np.ndarray], still_px: float, carry: int
@@ -671,6 +687,7 @@ class _StillRun:
         if flow is not None and np.linalg.norm(flow[1] - flow[0], axis=1).max() < still_px:
             return None
         run = _StillRun.start(grey, markers)
+        run.stale = {i: c for i, c in {**self.stale, **self.crops}.items() if i not in markers}
         carried = flow is not None and len(flow[0]) >= 4 * carry
         motion = cv2.estimateAffinePartial2D(*flow)[0] if carried else None
         if motion is not None:
@@ -699,6 +716,22 @@ class _StillRun:
 
 #: when the optical flow of a still run stops refining a corner
 _LK_STOP = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 20, 0.01)
+
+
+def _follow(grey: np.ndarray, crop: _Crop) -> tuple[np.ndarray, np.ndarray] | None:
+    """A marker's corners in its ``crop`` (box, grey pixels, corners in them) and where
+    pyramidal Lucas-Kanade flow finds them in ``grey`` (image px); None when a corner is lost."""
+    (x0, y0, x1, y1), before, local = crop
+    now = grey[y0:y1, x0:x1]
+    if now.shape != before.shape:
+        return None
+    found, status, _ = cv2.calcOpticalFlowPyrLK(
+        before, now, local, None, winSize=STILL_WINDOW, maxLevel=2, criteria=_LK_STOP
+    )
+    if found is None or not status.all():
+        return None
+    origin = np.float32([x0, y0])
+    return local.reshape(-1, 2) + origin, found.reshape(-1, 2) + origin
 
 
 class BoardLocator:
@@ -1134,7 +1167,7 @@ class BoardLocator:
             image_size=image_size,
             markers_seen=seen,
             markers_used=fit.used,
-            markers_missing=self._missing(seen, now),
+            markers_missing=self._missing(seen, now, grey),
             reprojection_error=fit.rms_px,
             error_mm=fit.error_mm,
             confidence=self._confidence(geometry, fit),
@@ -1246,8 +1279,16 @@ class BoardLocator:
             if hits >= self.ESTABLISHED_HITS and now - self._last_seen[i] <= self.forget_after
         )
 
-    def _missing(self, seen: tuple[int, ...], now: float) -> tuple[int, ...]:
-        return tuple(sorted(self._expected(now) - set(seen)))
+    def _missing(
+        self, seen: tuple[int, ...], now: float, grey: np.ndarray | None = None
+    ) -> tuple[int, ...]:
+        """Established markers not ``seen``, less (with this frame's ``grey``) those the still
+        run finds unmoved and in view: a marker at the edge of what the detector reads may go
+        unread for a while with nothing over it."""
+        unseen = self._expected(now) - set(seen)
+        if grey is not None and unseen and self._run is not None:
+            unseen -= self._run.unmoved(grey, unseen, self.still_px)
+        return tuple(sorted(unseen))
 
     def _fit(
         self, geometry: BoardGeometry, markers: dict[int, np.ndarray], prior: BoardPose | None
