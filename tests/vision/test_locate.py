@@ -545,6 +545,27 @@ def test_a_marker_unread_but_in_place_is_not_missing():
     assert unread == 3  # the glare did keep the detector from reading the marker
 
 
+def test_a_marker_unread_after_the_run_began_anew_is_checked_against_its_last_crop():
+    """A card over marker 0 while the camera shakes (the image moved a pixel: a new still run,
+    begun without marker 0), then the camera back, the card gone and a lamp's spot on the
+    marker: the run begun without it still finds it in place from the crop of the run before."""
+    geometry = load_geometry("gobblet")
+    marker = geometry.markers[0]
+    scene = render_scene("gobblet", {}, 0, hand=False)
+    locator = BoardLocator([geometry])
+    for k in range(6):
+        pose = locator.locate(scene.image, t=0.1 * k)
+    corners = pose.to_image(marker.corners().astype(np.float64))
+    centre = corners.mean(axis=0)
+    card = scene.image.copy()
+    cv2.fillConvexPoly(card, np.round(centre + (corners - centre) * 1.3).astype(np.int32), 90)
+    shaken = locator.locate(np.roll(card, 1, axis=1), 0.6)
+    assert shaken.markers_missing == (marker.id,)
+    glared = locator.locate(_glared(scene.image, centre, pose.marker_px), 0.7)
+    assert marker.id not in glared.markers_seen
+    assert glared.markers_missing == ()
+
+
 def test_the_marker_size_says_when_the_camera_is_too_far():
     """BoardPose.marker_px is the markers' median side; under RELIABLE_MARKER_PX (a camera
     2.8 times as far as the closest: 17 px) the pose says the camera is too far."""
