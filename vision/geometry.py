@@ -85,6 +85,12 @@ class BoardGeometry:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def board_height(self) -> float:
+        """Height of the playing surface above the markers' plane (``board.thickness``, mm; 0
+        when the file gives none)."""
+        return float(self.extra.get("board", {}).get("thickness", 0.0))
+
+    @property
     def marker_ids(self) -> frozenset[int]:
         """The ids of this game's markers (each game has its own)."""
         return frozenset(m.id for m in self.markers)

@@ -68,7 +68,7 @@ def markers_covered(
     image of ``pose``; none when the pose puts the camera below a piece (not a real view)."""
     geometry = pose.geometry
     cells = {c.name: c for c in geometry.cells}
-    base = float(geometry.extra.get("board", {}).get("thickness", 0.0))
+    base = geometry.board_height
     pieces = list(pieces)
     if not pieces:
         return frozenset()

@@ -341,7 +341,7 @@ class BoardPose:
     def surface(self, intrinsics: CameraIntrinsics | None = None) -> BoardPose:
         """This pose for the playing surface: the markers' plane raised by the geometry's
         ``board.thickness`` (0 when the file gives none)."""
-        thickness = float(self.geometry.extra.get("board", {}).get("thickness", 0.0))
+        thickness = self.geometry.board_height
         return self.lifted(thickness, intrinsics) if thickness else self
 
     def project_above(

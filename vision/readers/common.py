@@ -174,11 +174,6 @@ def ring(centre: Point, half_side: float, step_mm: float) -> np.ndarray:
     return side + np.asarray(centre, dtype=np.float64)
 
 
-def board_height(geometry: BoardGeometry) -> float:
-    """Height of the playing surface above the markers' plane (``board.thickness``, mm)."""
-    return float(geometry.extra.get("board", {}).get("thickness", 0.0))
-
-
 # --------------------------------------------------------------------------- references
 @dataclass(frozen=True)
 class Reference:

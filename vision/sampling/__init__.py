@@ -23,7 +23,7 @@ from engine.spectrangle import SIDES
 
 from ..geometry import BoardGeometry
 from ..locate import IMPOSSIBLE_VIEW, BoardNotFound, BoardPose
-from ..readers.common import MatReference, Reference, Region, board_height, plane_pose
+from ..readers.common import MatReference, Reference, Region, plane_pose
 
 #: Spectrangle edges, in the order of a cell's targets (the engine's sides).
 EDGES = SIDES
@@ -138,7 +138,7 @@ class PatchSampler:
             raise ValueError(f"unknown patch kind {spec.kind!r}")
         self.geometry = geometry
         self.spec = spec
-        self.surface_mm = board_height(geometry)
+        self.surface_mm = geometry.board_height
         self.reference = MatReference(geometry)
         n = spec.px
         u = (np.arange(n) + 0.5) / n
