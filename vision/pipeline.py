@@ -133,13 +133,14 @@ class VisionPipeline:
         except BoardNotFound as exc:
             self.settler.reset()
             return FrameResult(NO_BOARD, t, exc.hint)
-        if obs.occluded or obs.partial:
-            # The settle filter saw a still board, the reader sees something over it (a hand
-            # held very still, an object left on the board): wait for a clear view.
-            self.settler.reset()
-            return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
-        if behind and not clear and not self._explained(behind, obs, pose):
-            # a marker that a piece could stand in front of is missing, but no piece read does
+        # The settle filter saw a still board, the reader sees something over it (a hand held
+        # very still, an object left on the board), or a marker that a piece could stand in
+        # front of is missing but no piece read does: wait for a clear view.
+        if (
+            obs.occluded
+            or obs.partial
+            or (behind and not clear and not self._explained(behind, obs, pose))
+        ):
             self.settler.reset()
             return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
         self._afresh_next = False  # read afresh once, by a read that counts
