@@ -669,10 +669,7 @@ class _StillRun:
         unmoved = set()
         for i in crops.keys() & set(ids):
             followed = _follow(grey, crops[i])
-            if (
-                followed is not None
-                and np.linalg.norm(followed[1] - followed[0], axis=1).max() < still_px
-            ):
+            if followed is not None and _still(followed, still_px):
                 unmoved.add(i)
         return unmoved
 
@@ -684,7 +681,7 @@ class _StillRun:
         similarity through the flow) took them, when at least ``carry`` markers were
         followed."""
         flow = self.flow(grey, markers)
-        if flow is not None and np.linalg.norm(flow[1] - flow[0], axis=1).max() < still_px:
+        if flow is not None and _still(flow, still_px):
             return None
         run = _StillRun.start(grey, markers)
         run.stale = {i: c for i, c in {**self.stale, **self.crops}.items() if i not in markers}
@@ -712,6 +709,12 @@ class _StillRun:
                 self.sums[i] = self.sums.get(i, 0.0) + markers[i]
                 self.counts[i] = self.counts.get(i, 0) + 1
         return {i: self.mean(i) for i in self.sums}
+
+
+def _still(flow: tuple[np.ndarray, np.ndarray], still_px: float) -> bool:
+    """Whether every corner of ``flow`` (where they were, where they are) moved less than
+    ``still_px``."""
+    return bool(np.linalg.norm(flow[1] - flow[0], axis=1).max() < still_px)
 
 
 #: when the optical flow of a still run stops refining a corner

@@ -108,7 +108,7 @@ class BoardPlacement:
 
     def __init__(self, geometry: BoardGeometry, edges: EdgeModel | None = None) -> None:
         board = geometry.extra.get("board", {})
-        self.thickness = float(board.get("thickness", 0.0))
+        self.thickness = geometry.board_height
         outline = np.asarray(board.get("outline", []), dtype=np.float64).reshape(-1, 2)
         self.outline = outline
         #: no outline, or markers on the board itself (an upright board): nothing to find
