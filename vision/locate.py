@@ -659,13 +659,18 @@ class _StillRun:
             return None
         return np.concatenate(before), np.concatenate(after)
 
+    @property
+    def last_crops(self) -> dict[int, _Crop]:
+        """Every marker's last crop: this run's, or an earlier run's for those it began without."""
+        return {**self.stale, **self.crops}
+
     def unmoved(self, grey: np.ndarray, ids: Iterable[int], still_px: float) -> set[int]:
         """The markers of ``ids`` whose every corner optical flow follows from the marker's
         last crop (this run's, or an earlier run's when this one began without it) to less
         than ``still_px`` from where it was: in place and in view in ``grey``, though the
         detector did not read them (nothing lies over a marker whose corners are all found
         unmoved)."""
-        crops = {**self.stale, **self.crops}
+        crops = self.last_crops
         unmoved = set()
         for i in crops.keys() & set(ids):
             followed = _follow(grey, crops[i])
@@ -684,7 +689,7 @@ class _StillRun:
         if flow is not None and _still(flow, still_px):
             return None
         run = _StillRun.start(grey, markers)
-        run.stale = {i: c for i, c in {**self.stale, **self.crops}.items() if i not in markers}
+        run.stale = {i: c for i, c in self.last_crops.items() if i not in markers}
         carried = flow is not None and len(flow[0]) >= 4 * carry
         motion = cv2.estimateAffinePartial2D(*flow)[0] if carried else None
         if motion is not None:

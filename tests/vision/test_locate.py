@@ -521,6 +521,14 @@ def _glared(frame: np.ndarray, centre: np.ndarray, side: float) -> np.ndarray:
     return np.clip(frame * (1 - spot) + 250 * spot, 0, 255).astype(np.uint8)
 
 
+def _carded(frame: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """``frame`` with a grey card over a marker (its ``corners`` grown by 30 % about its centre)."""
+    centre = corners.mean(axis=0)
+    card = frame.copy()
+    cv2.fillConvexPoly(card, np.round(centre + (corners - centre) * 1.3).astype(np.int32), 90)
+    return card
+
+
 def test_a_marker_unread_but_in_place_is_not_missing():
     """A marker the detector cannot read (glare over its bits) whose corners optical flow finds
     where they were is in view, not hidden: the settle filter does not wait on it. Covered by a
@@ -538,10 +546,7 @@ def test_a_marker_unread_but_in_place_is_not_missing():
         glared = locator.locate(_glared(scene.image, corners.mean(axis=0), pose.marker_px), 0.6)
         unread += marker.id not in glared.markers_seen
         assert glared.markers_missing == ()
-        centre = corners.mean(axis=0)
-        card = scene.image.copy()
-        cv2.fillConvexPoly(card, np.round(centre + (corners - centre) * 1.3).astype(np.int32), 90)
-        assert locator.locate(card, 0.7).markers_missing == (marker.id,)
+        assert locator.locate(_carded(scene.image, corners), 0.7).markers_missing == (marker.id,)
     assert unread == 3  # the glare did keep the detector from reading the marker
 
 
@@ -556,12 +561,9 @@ def test_a_marker_unread_after_the_run_began_anew_is_checked_against_its_last_cr
     for k in range(6):
         pose = locator.locate(scene.image, t=0.1 * k)
     corners = pose.to_image(marker.corners().astype(np.float64))
-    centre = corners.mean(axis=0)
-    card = scene.image.copy()
-    cv2.fillConvexPoly(card, np.round(centre + (corners - centre) * 1.3).astype(np.int32), 90)
-    shaken = locator.locate(np.roll(card, 1, axis=1), 0.6)
+    shaken = locator.locate(np.roll(_carded(scene.image, corners), 1, axis=1), 0.6)
     assert shaken.markers_missing == (marker.id,)
-    glared = locator.locate(_glared(scene.image, centre, pose.marker_px), 0.7)
+    glared = locator.locate(_glared(scene.image, corners.mean(axis=0), pose.marker_px), 0.7)
     assert marker.id not in glared.markers_seen
     assert glared.markers_missing == ()
 
