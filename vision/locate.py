@@ -544,16 +544,17 @@ def _dictionary(name: str) -> cv2.aruco.Dictionary:
 
 
 def _detector_parameters(
-    windows: tuple[int, int, int], error_correction: float
+    windows: tuple[int, int, int], error_correction: float, perimeter_rate: float = 0.02
 ) -> cv2.aruco.DetectorParameters:
-    """ArUco parameters with adaptive-threshold windows (min, max, step) and the given error
-    correction rate; no corner refinement (corners are refined at full resolution afterwards).
+    """ArUco parameters with adaptive-threshold windows (min, max, step), the given error
+    correction rate and the smallest outline looked at (``perimeter_rate`` times the image's
+    longer side); no corner refinement (corners are refined at full resolution afterwards).
 
     Chosen by ``referee bench vision --zoom`` style measurement over seeded scenes (markers of
     15-60 px, ``docs/vision/pipeline.md``): each marker cell is sampled on an 8 px grid and read
     from its middle 40 % (OpenCV's 4 px and 74 % misread blurred 3 px modules)."""
     params = cv2.aruco.DetectorParameters()
-    params.minMarkerPerimeterRate = 0.02  # markers of ~10 px per side on the detection image
+    params.minMarkerPerimeterRate = perimeter_rate  # 0.02: ~10 px a side on a whole frame
     win_min, win_max, win_step = windows
     params.adaptiveThreshWinSizeMin = win_min
     params.adaptiveThreshWinSizeMax = win_max
@@ -574,6 +575,17 @@ _SEARCH_WINDOWS = (5, 25, 10)
 #: more triples its false markers in textures and hands
 _FAST_CORRECTION = 1.0
 _SEARCH_CORRECTION = 0.6
+#: the fast pass looks for a marker in a box round where the pose puts it: no outline under
+#: this share of the side the pose expects is that marker (nor one ``follow`` may take), and
+#: the many small outlines of a crop's texture are what a detection's time goes on
+_SMALLEST_SIDE = 0.5
+
+
+def _crop_perimeter_rate(grow: float) -> float:
+    """The fast pass's ``minMarkerPerimeterRate`` for a crop grown by ``grow`` times the
+    expected side each way: an outline of ``_SMALLEST_SIDE`` of that side, over the crop's
+    side of (1 + 2 grow) sides (a crop cut by the frame's edge is smaller, the rate larger)."""
+    return 4.0 * _SMALLEST_SIDE / (1.0 + 2.0 * grow)
 
 
 @dataclass
@@ -816,9 +828,9 @@ class BoardLocator:
         self._lens_k = lens_k or 0.0
         self._lens_estimates: list[float] = []
         names = sorted({g.aruco_dictionary for g in geoms})
-        fast = _detector_parameters(_FAST_WINDOWS, _FAST_CORRECTION)
         search = _detector_parameters(_SEARCH_WINDOWS, _SEARCH_CORRECTION)
-        self._fast = {n: cv2.aruco.ArucoDetector(_dictionary(n), fast) for n in names}
+        #: the fast pass's detectors by dictionary and crop growth (:func:`_crop_perimeter_rate`)
+        self._fast: dict[tuple[str, float], cv2.aruco.ArucoDetector] = {}
         self._search = {n: cv2.aruco.ArucoDetector(_dictionary(n), search) for n in names}
         #: modules per marker side (data bits + black border), for the scale and refinement
         self._modules = {n: _dictionary(n).markerSize + 2 for n in names}
@@ -997,7 +1009,7 @@ class BoardLocator:
         (:func:`_linear`), and one neither decodes is followed by its outline within ``gate``
         sides (:func:`vision.register.follow`). Corners are refined at full resolution."""
         name = geometry.aruco_dictionary
-        detector = {name: self._fast[name]}
+        detector = {name: self._fast_detector(name, grow)}
         places = self._places[geometry.game]
         markers: dict[int, np.ndarray] = {}
         bled: dict[int, np.ndarray] = {}
@@ -1041,6 +1053,15 @@ class BoardLocator:
                 self._outlined.add(i)
         self._refine(grey, {name: markers})
         return {**markers, **bled, **outlined}
+
+    def _fast_detector(self, name: str, grow: float) -> cv2.aruco.ArucoDetector:
+        """The fast pass's detector of dictionary ``name`` for crops grown by ``grow``."""
+        detector = self._fast.get((name, grow))
+        if detector is None:
+            rate = _crop_perimeter_rate(grow)
+            params = _detector_parameters(_FAST_WINDOWS, _FAST_CORRECTION, rate)
+            detector = self._fast[(name, grow)] = cv2.aruco.ArucoDetector(_dictionary(name), params)
+        return detector
 
     def _recover(
         self,

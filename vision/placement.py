@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import TYPE_CHECKING
 
 import cv2
@@ -280,8 +281,7 @@ def _consensus(
     sides with ``SIDE_PROFILES`` profiles each, and on each side it covers agrees with at
     least ``SIDE_AGREE`` of the side's profiles; None otherwise."""
     k = design.shape[1]
-    rng = np.random.default_rng(0)  # the same frame gives the same placement
-    picks = rng.random((TRIES, len(found))).argsort(axis=1)[:, :k]
+    picks = _picks(len(found), k)
     on = np.sort(sides[picks], axis=1)
     spans = (np.diff(on, axis=1) > 0).sum(axis=1) >= needed - 1
     systems = design[picks[spans]]
@@ -304,6 +304,15 @@ def _consensus(
         return None
     coef, *_ = np.linalg.lstsq(design[use], found[use], rcond=None)
     return coef
+
+
+@cache
+def _picks(n: int, k: int) -> np.ndarray:
+    """``TRIES`` random choices of ``k`` of ``n`` profiles (TRIES x k), the same for every
+    frame (the same frame gives the same placement), drawn once."""
+    picks = np.random.default_rng(0).random((TRIES, n)).argsort(axis=1)[:, :k]
+    picks.flags.writeable = False
+    return picks
 
 
 def _believable(coef: np.ndarray) -> np.ndarray:

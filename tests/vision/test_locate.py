@@ -682,3 +682,41 @@ def test_a_tracked_board_keeps_its_markers_when_the_paper_starts_to_bleed():
     pose = locator.locate(bled(scene.image, 1.5, 1.5), 0.3)
     assert set(pose.markers_seen) == set(tracked.markers_seen) == geometry.marker_ids
     assert pose.markers_bled and not tracked.markers_bled
+
+
+def test_the_fast_pass_looks_at_no_outline_under_half_the_marker():
+    """A marker looked for where the pose puts it, in a crop strewn with small dark squares (a
+    patterned table): the fast pass still decodes it, and of the crop's outlines hands on none
+    under half the marker's side (a follow through a speck is no marker), while the whole-frame
+    search's parameters do see the specks."""
+    game = "gobblet"
+    geometry = load_geometry(game)
+    scene = render_scene(game, {}, 0, hand=False)
+    locator = BoardLocator([geometry])
+    pose = locator.locate(scene.image, 0.0)
+    marker = geometry.markers[0]
+    quad = pose.to_image(marker.corners().astype(np.float64))
+    side = float(np.median(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+    x0, y0 = np.floor(quad.min(axis=0) - 0.75 * side).astype(int)
+    x1, y1 = np.ceil(quad.max(axis=0) + 0.75 * side).astype(int)
+    crop = cv2.cvtColor(scene.image[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
+    speck = max(3, round(side / 8))
+    rng = np.random.default_rng(0)
+    inside = cv2.pointPolygonTest
+    for _ in range(60):  # dark specks on the paper round the marker, none on it
+        x, y = rng.integers(0, (crop.shape[1] - speck, crop.shape[0] - speck))
+        centre = (float(x0 + x + speck / 2), float(y0 + y + speck / 2))
+        if inside(quad.astype(np.float32), centre, True) > -speck:
+            continue
+        cv2.rectangle(crop, (int(x), int(y)), (int(x) + speck, int(y) + speck), 30, -1)
+    name = geometry.aruco_dictionary
+    scale = BoardLocator.MODULE_PX * 6 / side
+    for detector, specks_seen in (
+        (locator._fast_detector(name, 0.75), False),
+        (locator._search[name], True),
+    ):
+        outlines: list[np.ndarray] = []
+        found = BoardLocator._detect_at(crop, scale, {name: detector}, (x0, y0), outlines)
+        assert marker.id in found[name]
+        sides = [np.median(np.linalg.norm(q - np.roll(q, 1, axis=0), axis=1)) for q in outlines]
+        assert any(s < side / 2 for s in sides) == specks_seen
