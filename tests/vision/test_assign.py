@@ -52,3 +52,30 @@ def test_contents_within_a_box_are_the_best_of_all_that_keep_to_it(capacity):
     # within the box, each row's own best stands
     score = np.array([[0.0, -1.0, -2.0], [-1.0, 0.0, -2.0]])
     assert best_within(score, (None, 1, 1)).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(("rows", "capacity"), [(40, (None, 9, 7)), (30, (None, *[2] * 8))])
+def test_contents_within_a_box_score_as_the_one_to_one_assignment_over_every_slot(rows, capacity):
+    """Boards too big to try every way: the min-cost flow scores as the Hungarian method over
+    one column per slot of the box (each column's capacity repeated), rows that mostly want a
+    capped column (a board read all one colour) and log-probability floors among them."""
+    rng = np.random.default_rng(rows)
+    columns = len(capacity)
+    for _ in range(10):
+        score = rng.normal(size=(rows, columns))
+        score[:, 1] += 2.0  # most rows like a capped column best
+        score[rng.random(score.shape) < 0.2] = np.log(1e-12)
+        got = best_within(score, capacity)
+        counts = np.bincount(got, minlength=columns)
+        assert all(c is None or counts[k] <= c for k, c in enumerate(capacity))
+        slots = np.concatenate(
+            [np.full(rows if c is None else c, k) for k, c in enumerate(capacity)]
+        )
+        reference = slots[best_assignment(score[:, slots])]
+        every = np.arange(rows)
+        assert score[every, got].sum() == pytest.approx(score[every, reference].sum())
+
+
+def test_a_box_without_an_unlimited_column_is_refused_when_over():
+    with pytest.raises(ValueError, match="without a limit"):
+        best_within(np.array([[1.0, 0.0], [1.0, 0.0]]), (1, 1))
