@@ -158,10 +158,15 @@ class CellModel:
         if self.views_below > 0:
             doubt = np.flatnonzero(softmax(logits).max(axis=1) < self.views_below)
             if len(doubt):
-                rows = ctx if ctx is None or ctx.ndim == 1 else ctx[doubt]
-                seen = [self._pass(v, net, rows) for v in self.spec.views(patches[doubt])]
-                logits[doubt] = np.mean([logits[doubt], *(v[0] for v in seen)], axis=0)
-                embedding[doubt] = np.mean([embedding[doubt], *(v[1] for v in seen)], axis=0)
+                views = self.spec.views(patches[doubt])
+                rows = ctx if ctx is None or ctx.ndim == 1 else np.tile(ctx[doubt], (len(views), 1))
+                # every view in one pass (one call's overhead, not one a view)
+                view_logits, view_embedding = self._pass(np.concatenate(views), net, rows)
+                shape = (len(views), len(doubt))
+                logits[doubt] = np.mean([logits[doubt], *view_logits.reshape(*shape, -1)], axis=0)
+                embedding[doubt] = np.mean(
+                    [embedding[doubt], *view_embedding.reshape(*shape, -1)], axis=0
+                )
         return logits, embedding
 
     def _pass(
