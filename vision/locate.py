@@ -554,7 +554,8 @@ def _detector_parameters(
     15-60 px, ``docs/vision/pipeline.md``): each marker cell is sampled on an 8 px grid and read
     from its middle 40 % (OpenCV's 4 px and 74 % misread blurred 3 px modules)."""
     params = cv2.aruco.DetectorParameters()
-    params.minMarkerPerimeterRate = perimeter_rate  # 0.02: ~10 px a side on a whole frame
+    # the search pass's 0.02: outlines 13 px round and longer on the frame shrunk to 640 px
+    params.minMarkerPerimeterRate = perimeter_rate
     win_min, win_max, win_step = windows
     params.adaptiveThreshWinSizeMin = win_min
     params.adaptiveThreshWinSizeMax = win_max
