@@ -105,6 +105,24 @@ def test_normalised_colours_do_not_change_with_the_light(mat_scene):
     np.testing.assert_allclose(ref.white / white_before, [0.6, 0.8, 1.0], rtol=0.06)
 
 
+def test_the_mat_measured_after_another_pose_is_measured_at_this_one(mat_scene):
+    """The rings' image points are kept from one frame to the next only while the pose is the
+    same: a frame of the board shifted 40 px, measured after the first, reads as a fresh
+    measure of it does."""
+    scene, geometry, pose = mat_scene
+    moved_frame = np.zeros_like(scene.image)
+    moved_frame[:, 40:] = scene.image[:, :-40]
+    moved = BoardLocator([geometry]).locate(moved_frame, 0.0)
+    assert not np.allclose(moved.homography, pose.homography)
+    mat = MatReference(geometry)
+    mat.measure(scene.image, pose)
+    again = mat.measure(moved_frame, moved)
+    fresh = MatReference(geometry).measure(moved_frame, moved)
+    np.testing.assert_array_equal(again.white, fresh.white)
+    np.testing.assert_array_equal(again.black, fresh.black)
+    assert again.markers == fresh.markers
+
+
 # --------------------------------------------------------------------------- probabilities
 @settings(derandomize=True, max_examples=50)
 @given(st.lists(st.floats(-50, 50), min_size=3, max_size=3), st.floats(0.1, 40))

@@ -246,12 +246,22 @@ class MatReference:
         self.white_points = PointSet.from_groups(whites)
         self.black_points = PointSet.from_groups(blacks)
         self.centres = np.array([m.center for m in geometry.markers], dtype=np.float64)
+        #: the last pose's rings in the image: (its view key, white px, black px)
+        self._seen: tuple[tuple, np.ndarray, np.ndarray] | None = None
+
+    def _rings_in(self, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]:
+        """The white and the black rings' image points at ``pose``; the last pose's are kept
+        while a still board keeps its homography (the locator's deadband)."""
+        key = pose.view_key()
+        if self._seen is None or self._seen[0] != key:
+            white = self.white_points.image_points(pose)
+            self._seen = (key, white, self.black_points.image_points(pose))
+        return self._seen[1], self._seen[2]
 
     def measure(self, frame: np.ndarray, pose: BoardPose) -> Reference:
         """The frame's references, from the markers detected in it (all of them when the pose
         is a tracked one with none detected) whose rings have paper-vs-print contrast."""
-        ipx_w = self.white_points.image_points(pose)
-        ipx_b = self.black_points.image_points(pose)
+        ipx_w, ipx_b = self._rings_in(pose)
         paper = sample_image(frame, ipx_w)
         w = self.white_points.group_median(paper)
         b = self.black_points.group_median(sample_image(frame, ipx_b))
