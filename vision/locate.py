@@ -795,6 +795,10 @@ class BoardLocator:
     #: the box a missing marker is looked for in, grown by this times its side: a first fit
     #: (no lens estimate yet, markers on one side) may put a far marker most of a side off
     RECOVER_GROW = 1.25
+    #: the box the search pass looks in for a marker the fast pass missed, grown by this times
+    #: its side: its threshold windows need the paper round the marker (in boxes grown by the
+    #: fast pass's 0.75 it missed markers it read in the whole frame)
+    SEARCH_GROW = 1.25
     #: the eroded last resort (:meth:`_eroded`) counts only when it leaves this many markers
     ERODED_MARKERS = 2
     #: a board placement that moves the outline's corners less than this (mm) is not news
@@ -830,8 +834,8 @@ class BoardLocator:
         self._lens_estimates: list[float] = []
         names = sorted({g.aruco_dictionary for g in geoms})
         search = _detector_parameters(_SEARCH_WINDOWS, _SEARCH_CORRECTION)
-        #: the fast pass's detectors by dictionary and crop growth (:func:`_crop_perimeter_rate`)
-        self._fast: dict[tuple[str, float], cv2.aruco.ArucoDetector] = {}
+        #: the detectors of boxes round where a pose puts a marker (:meth:`_crop_detector`)
+        self._crops: dict[tuple[str, float, bool], cv2.aruco.ArucoDetector] = {}
         self._search = {n: cv2.aruco.ArucoDetector(_dictionary(n), search) for n in names}
         #: modules per marker side (data bits + black border), for the scale and refinement
         self._modules = {n: _dictionary(n).markerSize + 2 for n in names}
@@ -891,13 +895,18 @@ class BoardLocator:
         looked: frozenset[int] = frozenset()
         pose = self._pose
         enough = self.FULL_FIT_MARKERS
+        near = False  # the fast pass decoded enough: the board is where the pose puts it
         if pose is not None and expected:
             looked = frozenset(self._places[pose.game])
             fast = self._look(grey, pose.geometry, pose.homography, pose.lens, looked)
             decoded = fast.keys() - self._outlined  # an outline followed is weaker evidence
-            if expected <= fast.keys() and len(decoded) >= min(enough, len(looked)):
+            near = len(decoded) >= min(enough, len(looked))
+            if near and expected <= fast.keys():
                 return {pose.geometry.aruco_dictionary: fast}, looked
-        found = self._search_at(grey, fast)
+        if near and pose is not None:
+            found = self._search_near(grey, pose, looked - decoded)
+        else:
+            found = self._search_at(grey, fast)
         self._refine(grey, found)
         searched = found.get(pose.geometry.aruco_dictionary, {}) if fast and pose else {}
         superseded = self._outlined & searched.keys()  # followed by the fast pass, decoded here
@@ -987,6 +996,30 @@ class BoardLocator:
             found = _union(found, full)
         return found
 
+    def _search_near(
+        self, grey: np.ndarray, pose: BoardPose, ids: Iterable[int]
+    ) -> dict[str, dict[int, np.ndarray]]:
+        """The search pass (its threshold windows and error correction, at ``detect_scale``)
+        on the boxes where ``pose`` puts the markers ``ids``, not on the whole frame: once the
+        fast pass has decoded enough markers where the pose puts them the mat has not moved,
+        and a marker it missed (a hand over it, glare) can only be in its box. Each box is
+        cut on the shrunk image's pixel grid, so it is shrunk to the very pixels the whole
+        frame would be."""
+        name = pose.geometry.aruco_dictionary
+        detector = {name: self._crop_detector(name, self.SEARCH_GROW, search=True)}
+        found: dict[int, np.ndarray] = {}
+        step = round(1.0 / self.detect_scale) if (1.0 / self.detect_scale).is_integer() else 1
+        projected = self._projected(pose.geometry, pose.homography, pose.lens, list(ids))
+        for i, quad, side in projected:
+            x0, y0, x1, y1 = _box(quad, self.SEARCH_GROW * side, grey.shape)
+            x0, y0 = x0 - x0 % step, y0 - y0 % step
+            if min(x1 - x0, y1 - y0) < side:
+                continue  # (partly) out of the frame
+            crop = self._detect_at(grey[y0:y1, x0:x1], self.detect_scale, detector, (x0, y0))
+            if i in crop[name]:
+                found[i] = crop[name][i]
+        return {name: found}
+
     def _most(self, found: dict[str, dict[int, np.ndarray]]) -> int:
         """The most markers of one geometry in ``found``."""
         return max(
@@ -1010,8 +1043,7 @@ class BoardLocator:
         (:func:`_linear`), and one neither decodes is followed by its outline within ``gate``
         sides (:func:`vision.register.follow`). Corners are refined at full resolution."""
         name = geometry.aruco_dictionary
-        detector = {name: self._fast_detector(name, grow)}
-        places = self._places[geometry.game]
+        detector = {name: self._crop_detector(name, grow)}
         markers: dict[int, np.ndarray] = {}
         bled: dict[int, np.ndarray] = {}
         outlined: dict[int, np.ndarray] = {}
@@ -1019,11 +1051,7 @@ class BoardLocator:
         ids = list(ids)
         if not ids:
             return markers
-        # every marker's quad and side at once (one projection, not one per marker)
-        quads = _apply(homography, np.concatenate([places[i] for i in ids]))
-        quads = (quads if lens is None else lens.distort(quads)).reshape(-1, 4, 2)
-        sides = np.median(_sides(quads), axis=1)
-        for i, quad, side in zip(ids, quads, sides.tolist(), strict=True):
+        for i, quad, side in self._projected(geometry, homography, lens, ids):
             scale = min(self.MAX_UPSCALE, self.MODULE_PX * self._modules[name] / side)
             x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
             if min(x1 - x0, y1 - y0) < side:
@@ -1055,13 +1083,36 @@ class BoardLocator:
         self._refine(grey, {name: markers})
         return {**markers, **bled, **outlined}
 
-    def _fast_detector(self, name: str, grow: float) -> cv2.aruco.ArucoDetector:
-        """The fast pass's detector of dictionary ``name`` for crops grown by ``grow``."""
-        detector = self._fast.get((name, grow))
+    def _projected(
+        self, geometry: BoardGeometry, homography: np.ndarray, lens: Lens | None, ids: list[int]
+    ) -> list[tuple[int, np.ndarray, float]]:
+        """Where ``homography`` (board mm -> ideal px, seen through ``lens``) puts each of the
+        markers ``ids``: its id, 4x2 quad (px) and median side, all in one projection."""
+        if not ids:
+            return []
+        places = self._places[geometry.game]
+        quads = _apply(homography, np.concatenate([places[i] for i in ids]))
+        quads = (quads if lens is None else lens.distort(quads)).reshape(-1, 4, 2)
+        sides = np.median(_sides(quads), axis=1)
+        return list(zip(ids, quads, sides.tolist(), strict=True))
+
+    def _crop_detector(
+        self, name: str, grow: float, search: bool = False
+    ) -> cv2.aruco.ArucoDetector:
+        """The detector of dictionary ``name`` for boxes grown by ``grow`` times a marker's side
+        round where a pose puts it: the fast pass's threshold window and error correction (with
+        ``search``, the search pass's), and no outline under ``_SMALLEST_SIDE`` of the side the
+        pose expects (:func:`_crop_perimeter_rate`)."""
+        key = (name, grow, search)
+        detector = self._crops.get(key)
         if detector is None:
-            rate = _crop_perimeter_rate(grow)
-            params = _detector_parameters(_FAST_WINDOWS, _FAST_CORRECTION, rate)
-            detector = self._fast[(name, grow)] = cv2.aruco.ArucoDetector(_dictionary(name), params)
+            windows, correction = (
+                (_SEARCH_WINDOWS, _SEARCH_CORRECTION)
+                if search
+                else (_FAST_WINDOWS, _FAST_CORRECTION)
+            )
+            params = _detector_parameters(windows, correction, _crop_perimeter_rate(grow))
+            detector = self._crops[key] = cv2.aruco.ArucoDetector(_dictionary(name), params)
         return detector
 
     def _recover(

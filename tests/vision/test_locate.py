@@ -492,13 +492,19 @@ def test_every_marker_of_a_far_camera_is_found_in_every_frame(game, zoom):
             assert visible <= set(pose.markers_seen), (seed, k)
 
 
-def test_a_far_board_keeps_its_pose_when_two_markers_are_hidden():
-    """The fast pass's finds are kept when the search pass runs for the missing markers."""
+def test_a_far_board_keeps_its_pose_when_two_markers_are_hidden(monkeypatch):
+    """The fast pass's finds are kept when the search pass runs for the missing markers, and
+    it runs where the pose puts them, not over the whole frame (a hand over a marker is the
+    common case at a table, and a whole-frame search every frame of it costs several times a
+    tracked frame)."""
     scene = far_scene("blokus", 3, (2.0, 2.4))
     geometry = load_geometry("blokus")
     locator = BoardLocator([geometry])
     for k in range(4):
         fitted = locator.locate(scene.image, t=0.1 * k)
+    whole_frame = []
+    search = BoardLocator._search_at
+    monkeypatch.setattr(BoardLocator, "_search_at", lambda *a: whole_frame.append(1) or search(*a))
     hidden = (geometry.markers[0].id, geometry.markers[1].id)
     frame = scene.image
     for i in hidden:
@@ -510,6 +516,29 @@ def test_a_far_board_keeps_its_pose_when_two_markers_are_hidden():
     assert set(pose.markers_seen) == set(fitted.markers_seen) - set(hidden)
     assert pose.markers_missing == hidden
     assert np.array_equal(pose.homography, fitted.homography)
+    assert not whole_frame
+
+
+@pytest.mark.parametrize("game", available_games())
+def test_the_search_near_a_tracked_pose_finds_what_the_whole_frame_search_does(game):
+    """Where a tracked pose puts every marker, the search pass's windows find the very markers
+    and corners that its whole-frame pass (at ``detect_scale``) finds: seeded scenes of the
+    held-out domain with and without hands, the camera up to 2.8 times the closest distance."""
+    geometry = load_geometry(game)
+    name = geometry.aruco_dictionary
+    heldout = replace(Domain.HELDOUT, zoom=(1.0, 2.8))
+    for seed in range(3):
+        cells = random_position(game, np.random.default_rng(seed))
+        scene = render_scene(game, cells, seed, hand=seed == 1, domain=heldout)
+        locator = BoardLocator([geometry])
+        for k in range(3):
+            pose = locator.locate(scene.image, t=0.1 * k)
+        grey = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+        near = locator._search_near(grey, pose, sorted(geometry.marker_ids))[name]
+        whole = locator._detect_at(grey, locator.detect_scale, locator._search)[name]
+        whole = {i: q for i, q in whole.items() if i in geometry.marker_ids}
+        assert near.keys() == whole.keys(), seed
+        assert all(np.array_equal(near[i], whole[i]) for i in near), seed
 
 
 def _glared(frame: np.ndarray, centre: np.ndarray, side: float) -> np.ndarray:
@@ -712,7 +741,7 @@ def test_the_fast_pass_looks_at_no_outline_under_half_the_marker():
     name = geometry.aruco_dictionary
     scale = BoardLocator.MODULE_PX * 6 / side
     for detector, specks_seen in (
-        (locator._fast_detector(name, 0.75), False),
+        (locator._crop_detector(name, 0.75), False),
         (locator._search[name], True),
     ):
         outlines: list[np.ndarray] = []
