@@ -881,15 +881,16 @@ class BoardLocator:
         the ids the fast pass already looked for where the tracked pose puts them.
 
         While tracking, the fast pass (:meth:`_look` at the tracked pose) runs first. The search
-        pass (three threshold windows on the whole frame at ``detect_scale``) runs only when it
-        misses one of the ``expected`` markers or decodes fewer than FULL_FIT_MARKERS (those
-        it only follows by their outlines do not count); what the fast pass found is kept over
-        the search pass's finds, but for the markers it only followed and the search decoded.
-        Without the fast pass's finds,
-        the search is done again at full resolution when it finds fewer than FULL_FIT_MARKERS
-        of a game's markers (small markers, far away), and what either found is kept. Still
-        fewer (without the fast pass's finds): the same search in linear light (:func:`_linear`)
-        adds the markers only it shows, and fewer again, both eroded (:meth:`_eroded`).
+        pass (three threshold windows at ``detect_scale``) runs only when it misses one of the
+        ``expected`` markers or decodes fewer than FULL_FIT_MARKERS (those it only follows by
+        their outlines do not count): on the whole frame, or, when it decoded that many, only
+        where the pose puts the markers it did not decode (:meth:`_search_near`). What the fast
+        pass found is kept over the search pass's finds, but for the markers it only followed
+        and the search decoded. Without the fast pass's finds, the search is done again at full
+        resolution when it finds fewer than FULL_FIT_MARKERS of a game's markers (small
+        markers, far away), and what either found is kept. Still fewer (without the fast pass's
+        finds): the same search in linear light (:func:`_linear`) adds the markers only it
+        shows, and fewer again, both eroded (:meth:`_eroded`).
         """
         fast: dict[int, np.ndarray] = {}
         looked: frozenset[int] = frozenset()
