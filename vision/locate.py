@@ -873,6 +873,14 @@ class BoardLocator:
         self._hits.clear()
         self._last_seen.clear()
 
+    def _new_camera_mode(self) -> None:
+        """Frames of another size: the camera was set up anew (another mode may also crop the
+        sensor), so the tracked board and, unless it was given, the lens are found afresh."""
+        self.reset()
+        if self.lens_k is None:
+            self._lens_estimates.clear()
+            self._lens_k = 0.0
+
     # ----------------------------------------------------------------- detection
     def _detect(
         self, grey: np.ndarray, expected: frozenset[int]
@@ -1207,6 +1215,8 @@ class BoardLocator:
         """The board's pose in ``frame`` (captured at ``t`` s); :class:`BoardNotFound` if none."""
         now = time.monotonic() if t is None else float(t)
         image_size = (int(frame.shape[1]), int(frame.shape[0]))
+        if self._pose is not None and self._pose.image_size != image_size:
+            self._new_camera_mode()
         grey = _grey(frame)
         self._bled = set()
         self._outlined = set()

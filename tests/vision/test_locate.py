@@ -492,6 +492,26 @@ def test_every_marker_of_a_far_camera_is_found_in_every_frame(game, zoom):
             assert visible <= set(pose.markers_seen), (seed, k)
 
 
+def test_frames_of_another_size_find_the_board_afresh():
+    """The camera switched to another resolution mid-game: the next frame is searched as a
+    first frame (the pose tracked at the old size put the markers' crops in the wrong place:
+    half of them were lost), and the lens is estimated again."""
+    game = "gobblet"
+    scene = render_scene(game, {}, 3, hand=False)
+    locator = BoardLocator.for_game(game)
+    for k in range(5):
+        tracked = locator.locate(scene.image, t=0.1 * k)
+    assert locator._lens_estimates
+    small = cv2.resize(scene.image, (640, 480), interpolation=cv2.INTER_AREA)
+    pose = locator.locate(small, t=0.5)
+    assert pose.image_size == (640, 480)
+    assert set(pose.markers_seen) == set(tracked.markers_seen) == visible_markers(scene)
+    assert len(locator._lens_estimates) <= 1  # this frame's own, if any
+    centres = np.array([c.center for c in load_geometry(game).cells])
+    half = (tracked.to_image(centres) + 0.5) / 2 - 0.5
+    assert np.abs(pose.to_image(centres) - half).max() < 1.0
+
+
 def test_a_far_board_keeps_its_pose_when_two_markers_are_hidden(monkeypatch):
     """The fast pass's finds are kept when the search pass runs for the missing markers, and
     it runs where the pose puts them, not over the whole frame (a hand over a marker is the
