@@ -844,6 +844,8 @@ class BoardLocator:
         }
         self._placements = {g.game: BoardPlacement(g) for g in geoms} if find_placement else {}
         self._pose: BoardPose | None = None
+        #: the size of the frames seen (another size: :meth:`_new_camera_mode`)
+        self._image_size: tuple[int, int] | None = None
         #: the markers' sightings since they last moved in the image
         self._run: _StillRun | None = None
         #: a placement seen once, waiting for the next frame to confirm it
@@ -874,8 +876,9 @@ class BoardLocator:
         self._last_seen.clear()
 
     def _new_camera_mode(self) -> None:
-        """Frames of another size: the camera was set up anew (another mode may also crop the
-        sensor), so the tracked board and, unless it was given, the lens are found afresh."""
+        """Frames of another size than the last: the camera was set up anew (another mode may
+        also crop the sensor), so the tracked board and, unless it was given, the lens are found
+        afresh."""
         self.reset()
         if self.lens_k is None:
             self._lens_estimates.clear()
@@ -1215,8 +1218,9 @@ class BoardLocator:
         """The board's pose in ``frame`` (captured at ``t`` s); :class:`BoardNotFound` if none."""
         now = time.monotonic() if t is None else float(t)
         image_size = (int(frame.shape[1]), int(frame.shape[0]))
-        if self._pose is not None and self._pose.image_size != image_size:
+        if self._image_size not in (None, image_size):
             self._new_camera_mode()
+        self._image_size = image_size
         grey = _grey(frame)
         self._bled = set()
         self._outlined = set()
