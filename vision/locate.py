@@ -576,16 +576,18 @@ _SEARCH_WINDOWS = (5, 25, 10)
 #: more triples its false markers in textures and hands
 _FAST_CORRECTION = 1.0
 _SEARCH_CORRECTION = 0.6
-#: the fast pass looks for a marker in a box round where the pose puts it: no outline under
-#: this share of the side the pose expects is that marker (nor one ``follow`` may take), and
-#: the many small outlines of a crop's texture are what a detection's time goes on
+#: the fast pass (and the search near a tracked pose) looks for a marker in a box round where
+#: the pose puts it: no outline under this share of the side the pose expects is that marker
+#: (nor one ``follow`` may take), and the many small outlines of a crop's texture are what a
+#: detection's time goes on
 _SMALLEST_SIDE = 0.5
 
 
 def _crop_perimeter_rate(grow: float) -> float:
-    """The fast pass's ``minMarkerPerimeterRate`` for a crop grown by ``grow`` times the
-    expected side each way: an outline of ``_SMALLEST_SIDE`` of that side, over the crop's
-    side of (1 + 2 grow) sides (a crop cut by the frame's edge is smaller, the rate larger)."""
+    """The ``minMarkerPerimeterRate`` of a box round where a pose puts a marker, grown by
+    ``grow`` times the expected side each way: an outline of ``_SMALLEST_SIDE`` of that side,
+    over the box's side of (1 + 2 grow) sides (a box cut by the frame's edge is smaller, the
+    rate larger)."""
     return 4.0 * _SMALLEST_SIDE / (1.0 + 2.0 * grow)
 
 
@@ -1021,12 +1023,10 @@ class BoardLocator:
         detector = {name: self._crop_detector(name, self.SEARCH_GROW, search=True)}
         found: dict[int, np.ndarray] = {}
         step = round(1.0 / self.detect_scale) if (1.0 / self.detect_scale).is_integer() else 1
-        projected = self._projected(pose.geometry, pose.homography, pose.lens, list(ids))
-        for i, quad, side in projected:
-            x0, y0, x1, y1 = _box(quad, self.SEARCH_GROW * side, grey.shape)
-            x0, y0 = x0 - x0 % step, y0 - y0 % step
-            if min(x1 - x0, y1 - y0) < side:
-                continue  # (partly) out of the frame
+        boxes = self._boxes(
+            pose.geometry, pose.homography, pose.lens, list(ids), self.SEARCH_GROW, grey, step
+        )
+        for i, _, _, (x0, y0, x1, y1) in boxes:
             crop = self._detect_at(grey[y0:y1, x0:x1], self.detect_scale, detector, (x0, y0))
             if i in crop[name]:
                 found[i] = crop[name][i]
@@ -1060,14 +1060,9 @@ class BoardLocator:
         bled: dict[int, np.ndarray] = {}
         outlined: dict[int, np.ndarray] = {}
         dictionary = _dictionary(name)
-        ids = list(ids)
-        if not ids:
-            return markers
-        for i, quad, side in self._projected(geometry, homography, lens, ids):
+        boxes = self._boxes(geometry, homography, lens, list(ids), grow, grey)
+        for i, quad, side, (x0, y0, x1, y1) in boxes:
             scale = min(self.MAX_UPSCALE, self.MODULE_PX * self._modules[name] / side)
-            x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
-            if min(x1 - x0, y1 - y0) < side:
-                continue  # (partly) out of the frame
             outlines: list[np.ndarray] = []  # the outlines rejected in the crop
             crop = self._detect_at(grey[y0:y1, x0:x1], scale, detector, (x0, y0), outlines)
             crop = crop[name]
@@ -1095,18 +1090,34 @@ class BoardLocator:
         self._refine(grey, {name: markers})
         return {**markers, **bled, **outlined}
 
-    def _projected(
-        self, geometry: BoardGeometry, homography: np.ndarray, lens: Lens | None, ids: list[int]
-    ) -> list[tuple[int, np.ndarray, float]]:
+    def _boxes(
+        self,
+        geometry: BoardGeometry,
+        homography: np.ndarray,
+        lens: Lens | None,
+        ids: list[int],
+        grow: float,
+        grey: np.ndarray,
+        step: int = 1,
+    ) -> list[tuple[int, np.ndarray, float, tuple[int, int, int, int]]]:
         """Where ``homography`` (board mm -> ideal px, seen through ``lens``) puts each of the
-        markers ``ids``: its id, 4x2 quad (px) and median side, all in one projection."""
+        markers ``ids`` (all in one projection), and the box round it in ``grey``, grown by
+        ``grow`` times its side, its top-left corner on a grid of ``step`` px: id, 4x2 quad
+        (px), median side and box (x0, y0, x1, y1), for the markers whose box the frame holds
+        a side of (not (partly) out of the frame)."""
         if not ids:
             return []
         places = self._places[geometry.game]
         quads = _apply(homography, np.concatenate([places[i] for i in ids]))
         quads = (quads if lens is None else lens.distort(quads)).reshape(-1, 4, 2)
         sides = np.median(_sides(quads), axis=1)
-        return list(zip(ids, quads, sides.tolist(), strict=True))
+        boxes = []
+        for i, quad, side in zip(ids, quads, sides.tolist(), strict=True):
+            x0, y0, x1, y1 = _box(quad, grow * side, grey.shape)
+            x0, y0 = x0 - x0 % step, y0 - y0 % step
+            if min(x1 - x0, y1 - y0) >= side:
+                boxes.append((i, quad, side, (x0, y0, x1, y1)))
+        return boxes
 
     def _crop_detector(
         self, name: str, grow: float, search: bool = False
