@@ -39,6 +39,7 @@ from .locate import (
 )
 from .readers import Reader, reader_for
 from .settle import MOVING, OCCLUDED, SETTLED, Hints, Settler
+from .view_cache import LastView
 
 NO_BOARD = "no-board"
 #: The reason of an ``occluded`` result whose board was still: the reader found something over
@@ -77,7 +78,7 @@ class VisionPipeline:
         self._previous: BoardPose | None = None
         self._clear_next = False
         self._afresh_next = False
-        self._coverable_view: tuple[tuple, frozenset[int]] = ((), frozenset())
+        self._coverable_view: LastView[frozenset[int]] = LastView()
 
     def reader(self, geometry: BoardGeometry) -> Reader:
         """The (calibrating, so kept) reader of ``geometry``'s game."""
@@ -149,10 +150,7 @@ class VisionPipeline:
     def _coverable(self, pose: BoardPose) -> frozenset[int]:
         """The markers a piece standing on some cell would hide from this camera (worked out
         once per view: a still board keeps its pose)."""
-        key = pose.view_key()
-        if self._coverable_view[0] != key:
-            self._coverable_view = (key, markers_coverable(pose))
-        return self._coverable_view[1]
+        return self._coverable_view.get(pose.view_key(), lambda: markers_coverable(pose))
 
     def _explained(self, missing: frozenset[int], obs: Observation, pose: BoardPose) -> bool:
         """True if the pieces read in ``obs`` stand in front of every ``missing`` marker."""

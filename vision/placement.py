@@ -28,6 +28,7 @@ import numpy as np
 
 from .edges import EdgeModel, edge_model
 from .geometry import BoardGeometry
+from .view_cache import LastView
 
 if TYPE_CHECKING:
     from .locate import BoardPose
@@ -141,8 +142,8 @@ class BoardPlacement:
             None, None, :, None
         ] * self._normals[:, None, None, :]
         self._edges = edges
-        #: the last pose's sample points in the image: (key, px, inside, foot)
-        self._seen: tuple[tuple, np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: the last view's sample points in the image: (px, inside, foot), or None
+        self._view_points: LastView[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = LastView()
 
     @property
     def offsets(self) -> np.ndarray:
@@ -186,8 +187,12 @@ class BoardPlacement:
         computed again only when it moves."""
         pose = replace(pose, placement=None)  # the outline is where the mat has it
         key = (pose.view_key(), shape[:2], shift_mm)
-        if self._seen is not None and self._seen[0] == key:
-            return self._seen[1:]
+        return self._view_points.get(key, lambda: self._project(shape, pose, shift_mm))
+
+    def _project(
+        self, shape: tuple[int, ...], pose: BoardPose, shift_mm: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`_points_in` worked out afresh (``pose`` without a placement)."""
         try:
             top = pose.lifted(self.thickness) if self.thickness else pose
             cx, cy, cz = pose.camera_centre()
@@ -201,7 +206,6 @@ class BoardPlacement:
         px = top.to_image(samples.reshape(-1, 2)).astype(np.float32)
         h, w = shape[:2]
         inside = (px[:, 0] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] >= 0) & (px[:, 1] < h - 1)
-        self._seen = (key, px, inside, foot)
         return px, inside, foot
 
     def estimate(self, frame: np.ndarray, pose: BoardPose) -> np.ndarray | None:

@@ -23,6 +23,7 @@ from engine.core import Content
 
 from ..geometry import BoardGeometry
 from ..locate import BoardPose
+from ..view_cache import LastView
 
 #: Probability floor and ceiling of a reader's answers: a camera is never absolutely sure.
 MIN_PROBABILITY = 1e-4
@@ -246,17 +247,16 @@ class MatReference:
         self.white_points = PointSet.from_groups(whites)
         self.black_points = PointSet.from_groups(blacks)
         self.centres = np.array([m.center for m in geometry.markers], dtype=np.float64)
-        #: the last pose's rings in the image: (its view key, white px, black px)
-        self._seen: tuple[tuple, np.ndarray, np.ndarray] | None = None
+        #: the last view's rings in the image: (white px, black px)
+        self._view_rings: LastView[tuple[np.ndarray, np.ndarray]] = LastView()
 
     def _rings_in(self, pose: BoardPose) -> tuple[np.ndarray, np.ndarray]:
         """The white and the black rings' image points at ``pose``; the last pose's are kept
         while a still board keeps its homography (the locator's deadband)."""
-        key = pose.view_key()
-        if self._seen is None or self._seen[0] != key:
-            white = self.white_points.image_points(pose)
-            self._seen = (key, white, self.black_points.image_points(pose))
-        return self._seen[1], self._seen[2]
+        return self._view_rings.get(
+            pose.view_key(),
+            lambda: (self.white_points.image_points(pose), self.black_points.image_points(pose)),
+        )
 
     def measure(self, frame: np.ndarray, pose: BoardPose) -> Reference:
         """The frame's references, from the markers detected in it (all of them when the pose

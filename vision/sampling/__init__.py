@@ -24,6 +24,7 @@ from engine.spectrangle import SIDES
 from ..geometry import BoardGeometry
 from ..locate import IMPOSSIBLE_VIEW, BoardNotFound, BoardPose
 from ..readers.common import MatReference, Reference, Region, plane_pose
+from ..view_cache import LastView
 
 #: Spectrangle edges, in the order of a cell's targets (the engine's sides).
 EDGES = SIDES
@@ -151,7 +152,8 @@ class PatchSampler:
         self.corners = np.array([square @ t.affine.T for t in self.targets])
         self.centres = np.array([t.affine @ [0.5, 0.5, 1.0] for t in self.targets])
         #: the last pose's patch points: (key, [(image px, shrink) per plane])
-        self._seen: tuple[tuple, list[tuple[np.ndarray, int]]] | None = None
+        #: the last view's image points of the patches (:meth:`_points_in`)
+        self._view_points: LastView[list[tuple[np.ndarray, int]]] = LastView()
 
     @property
     def cells(self) -> tuple[str, ...]:
@@ -190,8 +192,10 @@ class PatchSampler:
         kept: a still board keeps its homography (the locator's deadband), so they are
         computed again only when it moves or other targets are asked for."""
         key = (pose.view_key(), idx.tobytes())
-        if self._seen is not None and self._seen[0] == key:
-            return self._seen[1]
+        return self._view_points.get(key, lambda: self._project(pose, idx))
+
+    def _project(self, pose: BoardPose, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
+        """:meth:`_points_in` worked out afresh."""
         corners = self.corners[idx].reshape(-1, 2)
         points = []
         for height in self.spec.heights_mm:
@@ -202,7 +206,6 @@ class PatchSampler:
             quads = plane.to_image(corners).reshape(len(idx), 4, 2)
             image_px = square_to_quads(quads, self.unit).reshape(-1, 2)
             points.append((image_px, _shrink(image_px, self.spec.px)))
-        self._seen = (key, points)
         return points
 
 
