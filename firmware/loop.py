@@ -635,7 +635,7 @@ class RefereeLoop:
             self.vision.reset()
             return None
         game = self.referee.game
-        before = board_json(game, game.view())
+        before = board_json(game, game.view()) if event.name == "undo" else None
         outcome = self.referee.event(event)
         self._undone = None
         self._missed = False
