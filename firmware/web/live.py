@@ -41,11 +41,13 @@ class CameraView:
 
 
 class LiveFeed:
-    """Turns the loop's situation into the page's state; ``sink(state, record)`` receives it."""
+    """Turns the loop's situation into the page's state; ``sink(state, record)`` receives it.
+    :attr:`state` is the last state built, on the loop's side (the server's copy may lag)."""
 
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self.camera: CameraView | None = None
+        self.state: dict[str, Any] | None = None
         self._key: tuple[Any, ...] | None = None
         self._occluded = False
         self._seq = 0
@@ -82,9 +84,9 @@ class LiveFeed:
             return
         self._key = key
         self._seq += 1
-        state = snapshot(loop, self._occluded, self._log, self._seq)
+        self.state = snapshot(loop, self._occluded, self._log, self._seq)
         record = referee.game.to_record() if referee is not None else None
-        self.sink(state, record)
+        self.sink(self.state, record)
 
 
 def snapshot(loop: RefereeLoop, occluded: bool, log: MoveLog, seq: int) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 verdicts by itself, flags an illegal placement and replays finished games. One browser session
 for the module."""
 
-import json
 import time
 
 import pytest
@@ -140,7 +139,7 @@ def test_a_hand_over_the_board_and_the_end_of_the_game_are_shown(page):
     driver, wait, loop, table, _ = page
     while not table.finished and loop.phase == Phase.ILLEGAL:  # the red banner goes first
         _step(loop, table)
-    while not table.finished and not server_state(loop)["occluded"]:
+    while not table.finished and not loop.feed.state["occluded"]:  # the loop's, not the server's
         _step(loop, table)
     wait.until(lambda d: d.find_element("id", "banner").text == "Hand over the board…")
     while not table.finished:
@@ -151,10 +150,6 @@ def test_a_hand_over_the_board_and_the_end_of_the_game_are_shown(page):
     wait.until(lambda d: d.find_element("id", "banner").text == expected)
     assert _scores(driver) == game.scores
     wait.until(lambda d: len(d.find_elements("css selector", "#games a")) == 2)  # listed too
-
-
-def server_state(loop) -> dict:
-    return json.loads(loop.feed.sink.__self__.hub.state)
 
 
 def _step(loop, table) -> None:
