@@ -151,8 +151,7 @@ class PatchSampler:
         #: its corners (a homography per patch: the lens bends a patch too little to matter)
         self.corners = np.array([square @ t.affine.T for t in self.targets])
         self.centres = np.array([t.affine @ [0.5, 0.5, 1.0] for t in self.targets])
-        #: the last pose's patch points: (key, [(image px, shrink) per plane])
-        #: the last view's image points of the patches (:meth:`_points_in`)
+        #: the last view's patch points: [(image px, shrink) per plane] (:meth:`_points_in`)
         self._view_points: LastView[list[tuple[np.ndarray, int]]] = LastView()
 
     @property
