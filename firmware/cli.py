@@ -311,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="scene sets, comma-separated: corpus (the fixed nominal corpus), train (the "
         "shared training domain; a model's recipe may widen it), heldout (other seeds and "
         "ranges, never fitted on), traced (held-out draws path-traced in held-out light, "
-        "Gobblet, Blokus and Spectrangle: needs Mitsuba, the [dev] or [train] extra); "
+        "every game: needs Mitsuba, the [dev] or [train] extra); "
         "default corpus,heldout (vision, table, night)",
     )
     p.add_argument(

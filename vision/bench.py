@@ -301,7 +301,7 @@ SPLITS: dict[str, Domain] = {
     "train": Domain.TRAIN,
     "heldout": Domain.HELDOUT,
 }
-#: Splits drawn by the path tracer (:mod:`vision.synth.traced`, only its games):
+#: Splits drawn by the path tracer (:mod:`vision.synth.traced`):
 #: ``traced`` is the held-out domain's draws in light this package's painter does not make.
 TRACED_SPLITS: dict[str, Domain] = {"traced": Domain.HELDOUT}
 #: Every split of ``referee bench vision``, painted and traced.
@@ -487,7 +487,7 @@ def bench_game(
     )
 
 
-def parse_splits(text: str, game: str | None, misplaced: bool) -> list[str] | None:
+def parse_splits(text: str, misplaced: bool) -> list[str] | None:
     """The comma-separated splits of ``--splits``; None (after a one-line error) when one is
     unknown, none is given, or a traced split cannot be benched (:func:`_traced_problem`)."""
     known = tuple(VISION_SPLITS)
@@ -500,18 +500,11 @@ def parse_splits(text: str, game: str | None, misplaced: bool) -> list[str] | No
             file=sys.stderr,
         )
         return None
-    problem = _traced_problem(splits, game, misplaced)
+    problem = _traced_problem(splits, misplaced)
     if problem:
         print(f"referee: {problem}", file=sys.stderr)
         return None
     return splits
-
-
-def split_games(split: str, game: str | None) -> list[str]:
-    """The games benched on ``split``: ``game`` or every one, the path tracer's only on a
-    traced split."""
-    games = [game] if game else list(BENCH_GAMES)
-    return [g for g in games if split not in TRACED_SPLITS or g in traced.GAMES]
 
 
 def bench_splits(
@@ -525,13 +518,13 @@ def bench_splits(
     the split and the game, or, with ``args.json``, as one object ``{"games": {GAME: {...}},
     SPLIT: {...}, ...}`` (``games``: the corpus); 2 after a one-line error when a split cannot
     be benched (``misplaced``: boards laid off their outlines)."""
-    splits = parse_splits(args.splits, args.game, misplaced)
+    splits = parse_splits(args.splits, misplaced)
     if splits is None:
         return 2
     out: dict[str, dict] = {}
     for split in splits:
         results = out.setdefault("games" if split == "corpus" else split, {})
-        for name in split_games(split, args.game):
+        for name in [args.game] if args.game else BENCH_GAMES:
             result = run(name, split)
             results[name] = result.to_json()
             if not args.json:
@@ -541,15 +534,13 @@ def bench_splits(
     return 0
 
 
-def _traced_problem(splits: list[str], game: str | None, misplaced: bool) -> str:
+def _traced_problem(splits: list[str], misplaced: bool) -> str:
     """Why the traced splits among ``splits`` cannot be benched ("" when they can)."""
     asked = [s for s in splits if s in TRACED_SPLITS]
     if not asked:
         return ""
     if misplaced:
         return f"the {asked[0]} split has no boards laid off their outlines (drop --misplaced)"
-    if game and game not in traced.GAMES:
-        return f"the path tracer draws {', '.join(traced.GAMES)}, not {game}"
     try:
         traced.mitsuba()
     except traced.TracerMissing as exc:

@@ -47,7 +47,7 @@ def build_pieces(
         "blokus": _square,
         "blokus-duo": _square,
         "spectrangle": tile,
-        "gobsmacked": _token,
+        "gobsmacked": token,
     }[geometry.game]
     z0 = -float(geometry.extra["board"]["thickness"])
     return [
@@ -373,7 +373,7 @@ def _blob(n: int = 40) -> np.ndarray:
     return pts / math.sqrt(area)
 
 
-def _token(
+def token(
     geometry: BoardGeometry,
     name: str,
     content: Any,

@@ -31,14 +31,14 @@ from .domain import Domain
 from .hands import hand_colours, hand_pose
 from .paint import UP, circle, clip_near
 from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
-from .pieces import HEAD_FROM, ball_from, bell_profile, tile
+from .pieces import HEAD_FROM, ball_from, bell_profile, tile, token
 from .pose import keep_centre, keep_points, random_camera, random_lamp
 from .scene import DEFAULT_SIZE, HAND_CHANCE, Scene, _occlusion, _textures
 from .textures import Texture, bgr, rgb, table_texture
 from .vary import Variation
 
 #: Games this renderer draws.
-GAMES = ("gobblet", "blokus", "blokus-duo", "spectrangle")
+GAMES = ("gobsmacked", "gobblet", "blokus", "blokus-duo", "spectrangle")
 #: Pixels round the mat and the pieces rendered at full quality; the rest of the frame (the
 #: table) is rendered at a quarter of the resolution.
 CROP_MARGIN = 32
@@ -140,6 +140,7 @@ class _Builder:
         self.mi = mitsuba()
         self.folder, self.geometry, self.vary = folder, geometry, vary
         self.surface_z = -float(geometry.extra["board"]["thickness"])
+        self.upright = geometry.extra.get("orientation") == "upright"
         self.shapes: dict[str, Any] = {}
         #: the pieces' meshes: vertices, triangles, finish, linear colour, smooth shading
         self.parts: list[tuple[np.ndarray, np.ndarray, str, list[float], bool]] = []
@@ -164,9 +165,10 @@ class _Builder:
             "bsdf": {"type": "twosided", "bsdf": bsdf},
         }
 
-    def planes(self, mat: Texture, board: Texture, rng: np.random.Generator) -> None:
-        """The mat, the board (its top face textured, its sides of its colour; lacquered by
-        chance) and the table."""
+    def planes(self, mat: Texture, board: Texture | None, rng: np.random.Generator) -> None:
+        """The mat (an upright board's face), the board lying on it if any (its top face
+        textured, its sides of its colour; lacquered by chance) and the table (the wall
+        behind an upright board)."""
         px = mat.pixels.shape[1::-1]
         self.rectangle(
             "mat",
@@ -175,6 +177,13 @@ class _Builder:
             0.0,
             {"type": "diffuse", "reflectance": self._texture(mat, "mat")},
         )
+        centre = np.asarray(mat.origin) + np.asarray(px) / mat.px_per_mm / 2
+        if board is not None:
+            centre = self._board(board, rng)
+        self._table(centre, rng)
+
+    def _board(self, board: Texture, rng: np.random.Generator) -> np.ndarray:
+        """The board lying on the mat, from its top face's texture; returns its centre."""
         size = np.asarray(board.pixels.shape[1::-1]) / board.px_per_mm
         top = self._texture(board, "board")
         domain = self.vary.domain
@@ -211,7 +220,13 @@ class _Builder:
             self.shapes["board-sides"] = mesh(
                 self.mi, "board-sides", verts[n:], faces[n - 2 :] - n, None, sides
             )
-        table = table_texture(rng, False)
+        return np.array([cx, cy])
+
+    def _table(self, centre: np.ndarray, rng: np.random.Generator) -> None:
+        """The table round the mat (the wall behind an upright board), centred on ``centre``."""
+        cx, cy = centre
+        T = self.mi.ScalarTransform4f
+        table = table_texture(rng, self.upright)
         path = self.folder / "table.png"
         cv2.imwrite(str(path), cv2.resize(table, (512, 512)))
         self.shapes["table"] = {
@@ -306,10 +321,12 @@ class _Builder:
             verts, faces = box_mesh(centre, half, self.surface_z, depth)
             self.part(verts, faces, "body", linear(vary.look["pieces"][content], tone), False)
 
-    def tiles(self, cells: dict[str, Any], eye: np.ndarray) -> None:
-        """Every Spectrangle tile of ``cells`` as a thin triangular prism: its top is the
-        painter's artwork (:func:`~.pieces.tile`: three coloured thirds, the value's disc and
-        figure, drawn from the same draws) in one texture atlas, its sides the tiles' back."""
+    def slabs(self, cells: dict[str, Any], eye: np.ndarray) -> None:
+        """Every flat piece of ``cells`` as a thin prism over its top's outline: its top is
+        the painter's artwork, drawn from the same draws, in one texture atlas (Spectrangle's
+        tiles, :func:`~.pieces.tile`: three coloured thirds, the value's disc and figure;
+        Gobsmacked's tokens, :func:`~.pieces.token`: the face and its motif), its sides the
+        tiles' back or the tokens' rim."""
         z0 = self.surface_z
         placed = [(n, c) for n, c in cells.items() if c is not None]
         if not placed:
@@ -318,12 +335,16 @@ class _Builder:
         rows = math.ceil((len(placed) + 1) / columns)
         atlas = np.zeros((rows * ATLAS_SLOT, columns * ATLAS_SLOT, 3), np.float32)
         size = np.array([columns, rows]) * ATLAS_SLOT
-        back = bgr(self.vary.look["tile_back"])
+        look = self.vary.look
+        if self.geometry.game == "spectrangle":
+            draw, back = tile, bgr(look["tile_back"])
+        else:
+            draw, back = token, bgr(look["pieces"]["rim"])
         atlas[-ATLAS_SLOT:, -ATLAS_SLOT:] = back  # the last slot: the sides
         back_uv = (size - ATLAS_SLOT / 2) / size
         for k, (name, content) in enumerate(placed):
             rng = self.vary.piece_rng(name)
-            solid = tile(self.geometry, name, content, z0, eye, rng, self.vary)
+            solid = draw(self.geometry, name, content, z0, eye, rng, self.vary)
             top = solid.casts[0]
             corner = np.array([k % columns, k // columns]) * ATLAS_SLOT
             lo = top[:, :2].min(axis=0) - 1.0
@@ -339,7 +360,7 @@ class _Builder:
                     cv2.fillPoly(slot, pts, face.color.tolist(), cv2.LINE_AA, 4)
             verts, faces = prism_mesh(top[:, :2], z0, float(self.geometry.pieces["thickness"]))
             uv = np.tile(back_uv, (len(verts), 1))
-            uv[:3] = ((top[:, :2] - lo) * scale + corner + 0.5) / size
+            uv[: len(top)] = ((top[:, :2] - lo) * scale + corner + 0.5) / size
             self.tiled.append((verts, faces, uv))
             self.tops.append(top[0])
         rgb_atlas = np.clip(atlas[..., ::-1] / 255.0, 0.0, 1.0)
@@ -547,7 +568,7 @@ def _drawn_lamp(
             ],
             "irradiance": _rgb([rng.uniform(*domain.lamp_power)] * 3),
         }
-    lamp = random_lamp(geometry, rng, False)
+    lamp = random_lamp(geometry, rng, geometry.extra.get("orientation") == "upright")
     side = float(np.exp(rng.uniform(*np.log(domain.lamp_size_mm))))
     distance = float(np.linalg.norm(lamp - target))
     radiance = rng.uniform(*domain.lamp_power) * distance**2 / (side * side) / math.pi
@@ -658,13 +679,12 @@ def render_traced(
     with tempfile.TemporaryDirectory(prefix="traced-") as folder:
         build = _Builder(Path(folder), geometry, vary)
         mat, board = _textures(geometry, vary)
-        assert board is not None  # games lying flat have a board texture
         build.planes(mat, board, rng)
         finishes = {**piece_finishes(vary, rng), **HAND_FINISHES}
         if game == "gobblet":
             build.gobblet(truth)
-        elif game == "spectrangle":
-            build.tiles(truth, camera.position)
+        elif game in ("spectrangle", "gobsmacked"):
+            build.slabs(truth, camera.position)
         else:
             build.squares(truth)
         hand_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 4])
@@ -672,7 +692,7 @@ def render_traced(
         if wants_hand:
             for arm_only in (vary.arm_only, *((False,) if vary.two_hands else ())):
                 _, skin, sleeve = hand_pose(
-                    geometry, camera, build.surface_z, hand_rng, False, arm_only
+                    geometry, camera, build.surface_z, hand_rng, build.upright, arm_only
                 )
                 build.hand(skin, sleeve, *hand_colours(vary))
         build.meshes(finishes)
