@@ -425,6 +425,3 @@ def test_a_traced_table_is_one_path_traced_camera_and_light_over_a_whole_game(
     assert {(s.camera.position.tobytes(), s.seed) for s in traced_frames} == {
         (traced_frames[0].camera.position.tobytes(), traced_frames[0].seed)
     }
-    assert main(["bench", "table", "--splits", "traced", "--game", "gobsmacked"]) == 2
-    err = capsys.readouterr().err
-    assert "draws gobblet, blokus, blokus-duo, spectrangle, not" in err and err.count("\n") == 1
