@@ -144,7 +144,8 @@ class _Builder:
         self.shapes: dict[str, Any] = {}
         #: the pieces' meshes: vertices, triangles, finish, linear colour, smooth shading
         self.parts: list[tuple[np.ndarray, np.ndarray, str, list[float], bool]] = []
-        #: the tiles' prisms (vertices, triangles, texture coordinates) and their atlas
+        #: the flat pieces' prisms (:meth:`slabs`: vertices, triangles, texture coordinates)
+        #: and their atlas
         self.tiled: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.atlas: np.ndarray | None = None
         self.tops: list[np.ndarray] = []
@@ -256,8 +257,8 @@ class _Builder:
     def meshes(self, finishes: dict[str, dict[str, Any]]) -> None:
         """Every part as a mesh, the parts of one finish sharing one BSDF whose colour is a
         palette texture (a Mitsuba rough plastic takes a twentieth of a second to build, so
-        one per piece would cost more than the render); the tiles share the ``body`` finish
-        coloured by their atlas."""
+        one per piece would cost more than the render); the flat pieces (tiles, tokens) share
+        the ``body`` finish coloured by their atlas."""
         mi = self.mi
         for key, finish in finishes.items():
             parts = [p for p in self.parts if p[2] == key]
