@@ -15,6 +15,10 @@ players say that nothing is over it) the next settled frame is read as clear.
 A marker seen steadily and now missing is a hand over the mat, unless a piece standing on the
 board could hide it from this camera (a tall Gobblet piece near the edge, :mod:`vision.hiding`):
 then the still board is read, and the read must show a piece in front of every such marker.
+A marker missing from a picture that stays still for the settle time (a hand held still over
+it, or a small, noisy marker the detector no longer reads) is :data:`STILL_OCCLUDED` too; once
+the players say the board is clear, missing markers no longer hold it back and the next still
+frame is read as clear.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from .locate import (
     Rectification,
 )
 from .readers import Reader, reader_for
-from .settle import MOVING, OCCLUDED, SETTLED, Hints, Settler
+from .settle import MARKERS_HIDDEN, MOVING, OCCLUDED, SETTLED, Hints, Settler
 from .view_cache import LastView
 
 NO_BOARD = "no-board"
@@ -120,12 +124,16 @@ class VisionPipeline:
             return FrameResult(NO_BOARD, t, TOO_FAR_HINT if lost and last.too_far else exc.hint)
         missing = set(pose.markers_missing)
         behind = self._coverable(pose) & missing if missing else frozenset()
-        hints = Hints.from_pose(pose, self._previous, excused=behind)
+        excused = missing if self._clear_next else behind  # the players said it is clear
+        hints = Hints.from_pose(pose, self._previous, excused=excused)
         self._previous = pose
         small = Rectification.of_mat(pose.geometry, SETTLE_PX_PER_MM).warp(frame, pose)
         state = self.settler.push(t, small, hints)
         if state.kind != SETTLED:
-            return FrameResult(state.kind, t, state.reason, pose)
+            reason = state.reason
+            if reason == MARKERS_HIDDEN and state.still_for >= self.settler.settle_time - 1e-9:
+                reason = STILL_OCCLUDED
+            return FrameResult(state.kind, t, reason, pose)
         clear, self._clear_next = self._clear_next, False
         try:
             obs = self.reader(pose.geometry).read(

@@ -154,6 +154,11 @@ class Settler:
         motion = 1.0 if anchor is None else float(self._changed(work, anchor).mean())
         hard = MARKERS_HIDDEN if hints.markers_missing > 0 else ""
         moved = hints.pose_shift_px > self.max_shift_px
+        if hard and not moved and anchor is not None and motion <= self.min_area:
+            # markers unread in a still picture: how long it has stayed still (a hand held
+            # still, or a marker the detector no longer reads) lets the players be asked
+            self._visited, self._still = True, False
+            return SettleState(OCCLUDED, t, hard, still_for=t - self._anchor_t, motion=motion)
         if hard or moved or motion > self.min_area:
             # a hand that leaves no visible change must still be read once after it left (a
             # board moved in the image is followed by the pose: no visit)

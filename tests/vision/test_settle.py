@@ -247,6 +247,57 @@ def test_hidden_markers_hold_the_board_back():
     assert kinds(released).count(SETTLED) == 1
 
 
+def test_a_still_picture_with_markers_unread_says_how_long_it_has_been_still():
+    rng = np.random.default_rng(9)
+    settler = Settler()
+    image = board()
+    settled_board(settler, image, rng)
+    hints = Hints(markers_missing=1)
+    held = run(settler, [camera(image, rng) for _ in range(10)], 1.0, hints)
+    assert all(s.kind == OCCLUDED and s.reason == MARKERS_HIDDEN for s in held)
+    still = [s.still_for for s in held]
+    assert still == sorted(still) and still[-1] >= settler.settle_time
+    # an arm moving over the board starts the clock again
+    arm = [camera(with_arm(image, cell_centre(1, k % 4)), rng) for k in range(4)]
+    moving = run(settler, arm, 2.0, hints)
+    assert all(s.kind == OCCLUDED and s.still_for == 0.0 for s in moving[1:])
+
+
+def test_a_marker_unread_on_a_still_board_asks_the_players_and_their_clear_reads_it():
+    """A small, noisy marker the detector stops reading on a clear, still board: the pipeline
+    waits as for a hand held still (STILL_OCCLUDED: the loop offers "OK if it is clear"), and
+    once the players say it is clear, reads the board with that marker still unread."""
+    from vision.geometry import load_geometry
+    from vision.pipeline import STILL_OCCLUDED, VisionPipeline
+
+    geometry = load_geometry("gobsmacked")
+    before = render_scene("gobsmacked", {"d2": "white-square"}, 5, hand=False)
+    after = {"d2": "white-square", "e2": "black-circle"}
+    scene = render_scene("gobsmacked", after, 5, hand=False)
+    marker = geometry.markers[-1]
+    camera_ = scene.mat_camera or scene.camera
+    corners = camera_.project(np.column_stack([marker.corners(), np.zeros(4)]))
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int) - 3
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 3
+    unread = scene.image.copy()
+    unread[y0:y1, x0:x1] = unread[y0:y1, x0:x1].mean(axis=(0, 1))  # no longer a marker
+    pipeline = VisionPipeline("gobsmacked")
+    first = [pipeline.process(before.image, k / FPS) for k in range(10)]
+    assert [r.status for r in first].count(SETTLED) == 1
+    held = [pipeline.process(unread, 1.0 + k / FPS) for k in range(10)]
+    assert all(r.status != SETTLED for r in held)
+    assert held[-1].status == OCCLUDED and held[-1].reason == STILL_OCCLUDED
+    assert marker.id in held[-1].pose.markers_missing
+    pipeline.read_next_as_clear()
+    (read,) = [r for k in range(10) if (r := pipeline.process(unread, 2.0 + k / FPS)).observation]
+    assert read.status == SETTLED and not read.observation.occluded
+    game = new_game("gobsmacked")
+    assert read.observation.cells == {
+        n: game.cell_from_json(after.get(n)) for n in read.observation.cells
+    }
+    assert set(read.observation.cells) == set(geometry.cell_names)
+
+
 def test_a_moving_board_is_not_still():
     rng = np.random.default_rng(10)
     settler = Settler()
