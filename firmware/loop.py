@@ -35,7 +35,8 @@ A state machine, one :meth:`RefereeLoop.step` per camera frame::
 
 A still board that vision finds something over (``vision.pipeline.STILL_OCCLUDED``) keeps the
 "hand over the board" screen up, with "OK if it is clear": the model may take a clear board's
-look for a hand (an odd lamp, a blurred camera), and the referee would wait for ever. CONFIRM
+look for a hand (an odd lamp, a blurred camera), or a far marker go unread on a board nobody
+touches, and the referee would wait for ever. CONFIRM
 there (in PLAY, CHECK_BOARD, or ILLEGAL: the illegal placement put right, and its offer is off
 the screen while the hand screen is up) has the next settled frame read as clear and judged as
 usual.
