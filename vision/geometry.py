@@ -91,6 +91,11 @@ class BoardGeometry:
         return float(self.extra.get("board", {}).get("thickness", 0.0))
 
     @property
+    def upright(self) -> bool:
+        """Whether the board stands upright, its face the markers' plane (``orientation``)."""
+        return self.extra.get("orientation") == "upright"
+
+    @property
     def marker_ids(self) -> frozenset[int]:
         """The ids of this game's markers (each game has its own)."""
         return frozenset(m.id for m in self.markers)

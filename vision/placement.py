@@ -114,7 +114,7 @@ class BoardPlacement:
         outline = np.asarray(board.get("outline", []), dtype=np.float64).reshape(-1, 2)
         self.outline = outline
         #: no outline, or markers on the board itself (an upright board): nothing to find
-        self.enabled = len(outline) >= 3 and geometry.extra.get("orientation") != "upright"
+        self.enabled = len(outline) >= 3 and not geometry.upright
         self.centre = board_centre(geometry) if len(outline) else None
         offsets = np.arange(-REACH_MM, REACH_MM + STEP_MM / 2, STEP_MM)
         self._offsets = offsets

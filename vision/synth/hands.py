@@ -255,7 +255,7 @@ def add_distractor(
     """A ``phone`` (lying flat, a screen on top) or a ``cup`` (standing; upright boards get a
     phone) beside the mat, reaching over its edge with ``over_mat``; return its mask."""
     rng = vary.rng
-    upright = geometry.extra.get("orientation") == "upright"
+    upright = geometry.upright
     origin, size = np.asarray(geometry.mat_origin, float), np.asarray(geometry.mat_size, float)
     if upright:
         kind = "phone"

@@ -24,7 +24,7 @@ def random_camera(
 ) -> tuple[Camera, dict[str, Any]]:
     """A camera posed at a random tilt, azimuth and roll, as close as keeps the markers and
     board in view, then backed off a random bit."""
-    upright = geometry.extra.get("orientation") == "upright"
+    upright = geometry.upright
     hfov = rng.uniform(55, 72)
     k = rng.uniform(-0.03, 0.1)
     tilt = math.radians(rng.uniform(0, min(max_tilt_deg, 30.0 if upright else max_tilt_deg)))

@@ -126,7 +126,7 @@ def render_scene(
     if domain.varied:
         vary_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 2])
         vary = Variation.draw(domain, geometry, vary_rng)
-    upright = geometry.extra.get("orientation") == "upright"
+    upright = geometry.upright
     surface_z = -float(geometry.extra["board"]["thickness"])
 
     camera, params = random_camera(
@@ -225,7 +225,7 @@ def _varied_extras(
 ) -> np.ndarray | None:
     """A phone or cup beside the board, then the hand, a second hand or an arm only, as
     ``vary`` says; return the mask of everything they cover (None: nothing)."""
-    upright = geometry.extra.get("orientation") == "upright"
+    upright = geometry.upright
     masks = []
     if vary.distractor:
         masks.append(add_distractor(painter, geometry, vary.distractor, vary.over_mat, vary))
@@ -246,7 +246,7 @@ def _textures(geometry: BoardGeometry, vary: Variation | None) -> tuple[Texture,
     """The mat (or an upright board's face) and the top face of a board lying on it, in the
     nominal look or in ``vary``'s."""
     game = geometry.game
-    upright = geometry.extra.get("orientation") == "upright"
+    upright = geometry.upright
     if vary is None:
         return mat_texture(game), None if upright else board_texture(game)
     look = {**vary.look, "board": vary.board}

@@ -64,7 +64,7 @@ def _finish(canvas: MatCanvas) -> Texture:
 def mat_texture(game: str) -> Texture:
     """What lies on the board plane: the printed mat, or (upright games) the board's face."""
     geometry = load_geometry(game)
-    if geometry.extra.get("orientation") == "upright":
+    if geometry.upright:
         return face_texture(geometry, geometry.extra["look"])
     canvas = MatCanvas.for_mat(geometry, PX_PER_MM)
     canvas.pixels[:] = draw_mat(geometry, PX_PER_MM)

@@ -140,7 +140,6 @@ class _Builder:
         self.mi = mitsuba()
         self.folder, self.geometry, self.vary = folder, geometry, vary
         self.surface_z = -float(geometry.extra["board"]["thickness"])
-        self.upright = geometry.extra.get("orientation") == "upright"
         self.shapes: dict[str, Any] = {}
         #: the pieces' meshes: vertices, triangles, finish, linear colour, smooth shading
         self.parts: list[tuple[np.ndarray, np.ndarray, str, list[float], bool]] = []
@@ -227,7 +226,7 @@ class _Builder:
         """The table round the mat (the wall behind an upright board), centred on ``centre``."""
         cx, cy = centre
         T = self.mi.ScalarTransform4f
-        table = table_texture(rng, self.upright)
+        table = table_texture(rng, self.geometry.upright)
         path = self.folder / "table.png"
         cv2.imwrite(str(path), cv2.resize(table, (512, 512)))
         self.shapes["table"] = {
@@ -569,7 +568,7 @@ def _drawn_lamp(
             ],
             "irradiance": _rgb([rng.uniform(*domain.lamp_power)] * 3),
         }
-    lamp = random_lamp(geometry, rng, geometry.extra.get("orientation") == "upright")
+    lamp = random_lamp(geometry, rng, geometry.upright)
     side = float(np.exp(rng.uniform(*np.log(domain.lamp_size_mm))))
     distance = float(np.linalg.norm(lamp - target))
     radiance = rng.uniform(*domain.lamp_power) * distance**2 / (side * side) / math.pi
@@ -693,7 +692,7 @@ def render_traced(
         if wants_hand:
             for arm_only in (vary.arm_only, *((False,) if vary.two_hands else ())):
                 _, skin, sleeve = hand_pose(
-                    geometry, camera, build.surface_z, hand_rng, build.upright, arm_only
+                    geometry, camera, build.surface_z, hand_rng, geometry.upright, arm_only
                 )
                 build.hand(skin, sleeve, *hand_colours(vary))
         build.meshes(finishes)
