@@ -131,7 +131,7 @@ class VisionPipeline:
         state = self.settler.push(t, small, hints)
         if state.kind != SETTLED:
             reason = state.reason
-            if reason == MARKERS_HIDDEN and state.still_for >= self.settler.settle_time - 1e-9:
+            if reason == MARKERS_HIDDEN and self.settler.still_enough(state.still_for):
                 reason = STILL_OCCLUDED
             return FrameResult(state.kind, t, reason, pose)
         clear, self._clear_next = self._clear_next, False

@@ -170,7 +170,7 @@ class Settler:
         if not self._still:
             self._still, self._judged = True, False
         still_for = t - self._anchor_t
-        if still_for < self.settle_time - 1e-9:
+        if not self.still_enough(still_for):
             return SettleState(MOVING, t, SETTLING, still_for=still_for, motion=motion)
         if self._judged:
             return SettleState(UNCHANGED, t, still_for=still_for, motion=motion)
@@ -181,6 +181,10 @@ class Settler:
         self._visited = False
         frame = rectified if kind == SETTLED else None
         return SettleState(kind, t, frame=frame, still_for=still_for, motion=motion, change=change)
+
+    def still_enough(self, still_for: float) -> bool:
+        """Whether a picture still for ``still_for`` s has been still for the settle time."""
+        return still_for >= self.settle_time - 1e-9
 
     # ----------------------------------------------------------------- image measures
     def _prepare(self, rectified: np.ndarray) -> _Work:
