@@ -177,10 +177,10 @@ class _Builder:
             0.0,
             {"type": "diffuse", "reflectance": self._texture(mat, "mat")},
         )
-        centre = np.asarray(mat.origin) + np.asarray(px) / mat.px_per_mm / 2
-        if board is not None:
-            centre = self._board(board, rng)
-        self._table(centre, rng)
+        if board is None:
+            self._table(np.asarray(mat.origin) + np.asarray(px) / mat.px_per_mm / 2, rng)
+        else:
+            self._table(self._board(board, rng), rng)
 
     def _board(self, board: Texture, rng: np.random.Generator) -> np.ndarray:
         """The board lying on the mat, from its top face's texture; returns its centre."""
