@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import tempfile
 import zlib
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from ..geometry import BoardGeometry, load_geometry
 from .camera import Camera
 from .domain import Domain
 from .hands import hand_colours, hand_pose
-from .paint import UP, circle, clip_near
+from .paint import UP, Solid, circle, clip_near
 from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
 from .pieces import HEAD_FROM, ball_from, bell_profile, tile, token
 from .pose import keep_centre, keep_points, random_camera, random_lamp
@@ -321,12 +322,14 @@ class _Builder:
             verts, faces = box_mesh(centre, half, self.surface_z, depth)
             self.part(verts, faces, "body", linear(vary.look["pieces"][content], tone), False)
 
-    def slabs(self, cells: dict[str, Any], eye: np.ndarray) -> None:
+    def slabs(
+        self, cells: dict[str, Any], eye: np.ndarray, draw: Callable[..., Solid], sides: str
+    ) -> None:
         """Every flat piece of ``cells`` as a thin prism over its top's outline: its top is
-        the painter's artwork, drawn from the same draws, in one texture atlas (Spectrangle's
-        tiles, :func:`~.pieces.tile`: three coloured thirds, the value's disc and figure;
-        Gobsmacked's tokens, :func:`~.pieces.token`: the face and its motif), its sides the
-        tiles' back or the tokens' rim."""
+        the painter's artwork (``draw``, from the same draws) in one texture atlas
+        (Spectrangle's tiles, :func:`~.pieces.tile`: three coloured thirds, the value's disc
+        and figure; Gobsmacked's tokens, :func:`~.pieces.token`: the face and its motif), its
+        sides of the colour ``sides`` (the tiles' back, the tokens' rim)."""
         z0 = self.surface_z
         placed = [(n, c) for n, c in cells.items() if c is not None]
         if not placed:
@@ -335,11 +338,7 @@ class _Builder:
         rows = math.ceil((len(placed) + 1) / columns)
         atlas = np.zeros((rows * ATLAS_SLOT, columns * ATLAS_SLOT, 3), np.float32)
         size = np.array([columns, rows]) * ATLAS_SLOT
-        look = self.vary.look
-        if self.geometry.game == "spectrangle":
-            draw, back = tile, bgr(look["tile_back"])
-        else:
-            draw, back = token, bgr(look["pieces"]["rim"])
+        back = bgr(sides)
         atlas[-ATLAS_SLOT:, -ATLAS_SLOT:] = back  # the last slot: the sides
         back_uv = (size - ATLAS_SLOT / 2) / size
         for k, (name, content) in enumerate(placed):
@@ -683,8 +682,10 @@ def render_traced(
         finishes = {**piece_finishes(vary, rng), **HAND_FINISHES}
         if game == "gobblet":
             build.gobblet(truth)
-        elif game in ("spectrangle", "gobsmacked"):
-            build.slabs(truth, camera.position)
+        elif game == "spectrangle":
+            build.slabs(truth, camera.position, tile, vary.look["tile_back"])
+        elif game == "gobsmacked":
+            build.slabs(truth, camera.position, token, vary.look["pieces"]["rim"])
         else:
             build.squares(truth)
         hand_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 4])
