@@ -209,13 +209,21 @@ def night_table(
     tally: NightTally,
     domain: Domain | None = None,
     spp: int | None = None,
+    fresh_noise: bool = False,
 ) -> None:
     """Referee ``script`` filmed at one table of ``domain`` (camera, light and box drawn from
-    ``seed``; path-traced at ``spp`` samples a pixel when given), adding to ``tally``."""
+    ``seed``; path-traced at ``spp`` samples a pixel when given; every frame with sensor noise
+    of its own when ``fresh_noise``), adding to ``tally``."""
     start = time.perf_counter()
     game = script.game
     table = SimulatedTable(
-        script, seed=seed, fps=FPS, still_frames=STILL_FRAMES, domain=domain, spp=spp
+        script,
+        seed=seed,
+        fps=FPS,
+        still_frames=STILL_FRAMES,
+        domain=domain,
+        spp=spp,
+        fresh_noise=fresh_noise,
     )
     with tempfile.TemporaryDirectory() as tmp:
         loop = RefereeLoop(
@@ -238,8 +246,11 @@ def night_table(
     tally.seconds += time.perf_counter() - start
 
 
-def bench_night(game: str, tables: int, seed: int, split: str) -> NightTally:
-    """``tables`` game nights of ``game`` in ``split``'s domain."""
+def bench_night(
+    game: str, tables: int, seed: int, split: str, fresh_noise: bool = False
+) -> NightTally:
+    """``tables`` game nights of ``game`` in ``split``'s domain (``fresh_noise``: each frame
+    with sensor noise of its own, :class:`~firmware.simulator.SimulatedTable`)."""
     import cv2
 
     from vision.bench import TRACED_SPLITS, TRACED_SPP, split_domain
@@ -251,7 +262,7 @@ def bench_night(game: str, tables: int, seed: int, split: str) -> NightTally:
     for t in range(tables):
         key = zlib.crc32(f"night/{split}/{seed}/{game}/{t}".encode())
         script = scripted_game(game, seed=key, **TABLE_OPTIONS.get(game, {}))
-        night_table(script, key, tally, domain, spp)
+        night_table(script, key, tally, domain, spp, fresh_noise)
     return tally
 
 
@@ -261,7 +272,9 @@ def cmd_bench_night(args: argparse.Namespace) -> int:
     from vision.bench import bench_splits
 
     return bench_splits(
-        args, lambda game, split: bench_night(game, args.tables, args.seed, split), _line
+        args,
+        lambda game, split: bench_night(game, args.tables, args.seed, split, args.fresh_noise),
+        _line,
     )
 
 

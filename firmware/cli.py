@@ -327,6 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="read with the model files in DIR (a `referee train --out DIR`) instead of the "
         "committed ones (vision, table, loop, night)",
     )
+    p.add_argument(
+        "--fresh-noise",
+        action="store_true",
+        help="film every frame with sensor noise of its own, as a camera does, not one picture "
+        "of each scene shown again (night)",
+    )
     p.add_argument("--no-memory", action="store_true", help="skip the memory runs (loop, web)")
     p.add_argument("--clients", type=int, default=20, help="viewers on the live page (web)")
     p.add_argument("--stalled", type=int, default=5, help="of them, never reading (web)")

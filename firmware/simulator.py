@@ -23,7 +23,7 @@ from .camera import Camera
 from .scenario import Script, Step
 
 if TYPE_CHECKING:
-    from vision.synth import Domain
+    from vision.synth import Domain, Scene
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,9 @@ class SimulatedTable(Camera):
     board laid a few mm off its corner marks, as players put it down. ``domain``: the ranges
     the camera, light and box are drawn from (default the nominal look); ``spp``: path-trace
     every frame at that many samples a pixel (:func:`vision.synth.traced.render_traced`, the
-    board on its marks) instead of painting it."""
+    board on its marks) instead of painting it. ``fresh_noise``: every frame of a scene is
+    taken through the camera again with sensor noise of its own (:func:`vision.synth.photo.film`),
+    as a real camera's frames are; otherwise the scene's one picture is shown again."""
 
     name = "simulated table"
 
@@ -56,13 +58,16 @@ class SimulatedTable(Camera):
         size: tuple[int, int] = (1280, 960),
         domain: Domain | None = None,
         spp: int | None = None,
+        fresh_noise: bool = False,
     ) -> None:
         # the renderer is imported here, only when a simulated table is asked for: it is no part
         # of the appliance's production path (a real camera)
         from vision.synth import Domain, random_board_shift, render_scene, traced
+        from vision.synth.photo import film
 
         self._render_scene = render_scene
         self._render_traced = traced.render_traced
+        self._film = film if fresh_noise else None
         self.script = script
         self.seed = seed
         self.fps = fps
@@ -75,7 +80,7 @@ class SimulatedTable(Camera):
         self._index = 0
         self._beat = 0
         self._left = 0
-        self._cache: dict[tuple, np.ndarray] = {}
+        self._cache: dict[tuple, Scene] = {}
         self._events: deque[Event] = deque()
         self._actions: deque[Action] = deque()
         #: simulated time of the first frame without the hand after the last move (benchmarks)
@@ -159,9 +164,9 @@ class SimulatedTable(Camera):
 
     def _render(self, cells: dict, hand: bool) -> np.ndarray:
         key = (tuple(sorted((k, _key(v)) for k, v in cells.items())), hand)
-        frame = self._cache.get(key)
-        if frame is None:
-            game = self.script.game
+        scene = self._cache.get(key)
+        if scene is None:
+            game, effects = self.script.game, self._film is None
             scene = (
                 self._render_traced(
                     game,
@@ -171,6 +176,7 @@ class SimulatedTable(Camera):
                     spp=self.spp,
                     size=self.size,
                     hand=hand,
+                    effects=effects,
                 )
                 if self.spp
                 else self._render_scene(
@@ -181,13 +187,17 @@ class SimulatedTable(Camera):
                     hand=hand,
                     board_shift=self._board_shift,
                     domain=self.domain,
+                    effects=effects,
                 )
             )
-            # a beat films one scene several times over: only its frame is kept (a real camera
-            # holds one frame too, and the figure of `referee bench web` is the referee's own)
-            self._cache = {key: scene.image}
-            frame = scene.image
-        return frame
+            # a beat films one scene several times over: only the last scene is kept (a real
+            # camera holds one frame too, and the figure of `referee bench web` is the referee's)
+            self._cache = {key: scene}
+        if self._film is None:
+            return scene.image
+        return self._film(
+            scene.image, scene.params, np.random.default_rng([self.seed, self._index])
+        )
 
     def _release(self) -> None:
         pass

@@ -4,10 +4,13 @@ board's still frames."""
 
 import json
 
+import numpy as np
+
 import vision.models
 from firmware.bench_night import NightTally, night_table
 from firmware.cli import main
 from firmware.scenario import scripted_game
+from firmware.simulator import SimulatedTable
 from tests.vision.data.models import edited_models, flagging_models
 
 
@@ -25,6 +28,20 @@ def test_a_night_at_the_nominal_table_runs_to_the_end_without_a_press(capsys):
     assert (r["illegal_placements"], r["illegal_flagged"], r["illegal_let_stand"]) == (1, 1, 0)
     assert r["presses"] == 0 and r["moves_wrong"] == 0
     assert r["frames"] > 16 * r["moves"]
+
+
+def test_a_night_filmed_with_fresh_noise_in_every_frame_runs_to_the_end(capsys):
+    """Every frame with sensor noise of its own, as a camera's: no two frames of a still board
+    are alike, and the loop still settles each board once, reads it and needs no press."""
+    table = SimulatedTable(scripted_game("blokus-duo", seed=5), seed=5, fresh_noise=True)
+    first, second = (table.read()[1].astype(int) for _ in range(2))
+    assert 0 < np.abs(first - second).mean() < 4  # the same still board, other noise
+    args = "bench night --game blokus-duo --tables 1 --splits corpus --fresh-noise --json"
+    assert main(args.split()) == 0
+    r = json.loads(capsys.readouterr().out)["games"]["blokus-duo"]
+    assert (r["tables"], r["to_the_end"], r["lost"], r["not_reached"]) == (1, 1, 0, 0)
+    assert r["moves"] == r["moves_right"] == r["unaided"] > 10
+    assert r["presses"] == 0 and r["moves_wrong"] == 0
 
 
 def test_an_unknown_split_is_one_line_and_exit_2(capsys):

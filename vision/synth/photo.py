@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
@@ -390,3 +391,13 @@ def respond(
     elif response.denoise:
         out = cv2.bilateralFilter(out, 5, 25, 3)
     return jpeg_round_trip(out, response.jpeg_quality)
+
+
+def film(plain: np.ndarray, params: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """Another frame a camera takes of a still scene: ``plain`` (the scene rendered with
+    ``effects=False``) through the light and camera of its ``params`` (as rendered with
+    effects), with the fresh sensor noise of ``rng``."""
+    look = Look(**params["look"])
+    if params.get("response"):
+        return respond(plain, look, Response(**params["response"]), rng)
+    return develop(plain, look, rng)

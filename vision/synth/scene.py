@@ -105,7 +105,8 @@ def render_scene(
     """Render ``cells`` (observation contents; missing cells are empty) of ``game``.
 
     ``hand``: True/False forces a hand over the board or none, None lets the seed decide.
-    ``effects=False`` skips light, blur, noise and JPEG (a clean render for geometry checks).
+    ``effects=False`` skips light, blur, noise and JPEG (a clean render for geometry checks;
+    :func:`~.photo.film` takes it through the scene's light and camera, ``params``, later).
     ``distortion`` fixes the radial coefficient (0 = ideal pinhole), ``tilt_deg`` the camera's
     angle from the board's normal; otherwise both are drawn from the seed. ``board_shift``
     ``(dx, dy, degrees)`` places a board that lies on a mat off its printed outline (moved
@@ -192,9 +193,9 @@ def render_scene(
     params.update(
         lamp=lamp.tolist(),
         hand=wants_hand,
-        look=look.__dict__ if effects else None,
+        look=look.__dict__,
         domain=domain.name,
-        response=vary.response.__dict__ if effects and vary is not None else None,
+        response=vary.response.__dict__ if vary is not None else None,
         broad_glare=vary is not None and vary.broad_glare,
         board_shift=tuple(board_shift),
     )

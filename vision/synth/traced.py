@@ -654,12 +654,15 @@ def render_traced(
     spp: int = 8,
     size: tuple[int, int] = DEFAULT_SIZE,
     hand: bool | None = False,
+    effects: bool = True,
 ) -> Scene:
     """Path-trace ``cells`` (observation contents; missing cells are empty) of ``game`` with
     ``domain``'s draws for ``seed`` and ``spp`` samples a pixel. ``hand``: True/False a hand
     over the board or none, None lets the seed decide (as :func:`~.scene.render_scene` does,
     4 scenes in 10; a second hand or an arm only by the domain's chances). A hand's draws
-    come from a stream of their own: the rest of the scene is the same with or without it."""
+    come from a stream of their own: the rest of the scene is the same with or without it.
+    ``effects=False``: the exposed picture before the camera's response (its curve, noise and
+    JPEG; :func:`~.photo.film` takes it through them)."""
     if game not in GAMES:
         raise ValueError(f"the path tracer draws {', '.join(GAMES)}, not {game}")
     if not domain.varied:
@@ -705,7 +708,10 @@ def render_traced(
         }
         box = crop_box(camera, np.concatenate([keep, *([build.tops] if build.tops else [])]))
         image = _render(mi, scene_dict, camera, box, spp, seed)
-    photo = respond(exposed(image, box), Look.random(rng), vary.response, rng)
+    look = Look.random(rng)
+    photo = exposed(image, box)
+    if effects:
+        photo = respond(photo, look, vary.response, rng)
     surface_z = build.surface_z
     mask = build.hand_mask(camera) if wants_hand else None
     hidden, hidden_markers, occluded = _occlusion(geometry, camera, camera, surface_z, mask)
@@ -714,6 +720,7 @@ def render_traced(
         renderer="mitsuba",
         spp=spp,
         hand=wants_hand,
+        look=look.__dict__,
         response=vary.response.__dict__,
     )
     return Scene(
