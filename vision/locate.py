@@ -29,6 +29,7 @@ import numpy as np
 from .geometry import BoardGeometry, available_games, load_geometry
 from .placement import BoardPlacement, placement_shift
 from .register import GATE, TOLERANCE, follow, register
+from .still_look import StillLook, outline_mask, still_look, unlikeness
 
 #: Reasons of :class:`BoardNotFound`.
 NO_MARKERS = "no-markers"
@@ -650,12 +651,7 @@ class _StillRun:
     @classmethod
     def start(cls, grey: np.ndarray, markers: dict[int, np.ndarray]) -> _StillRun:
         """A run beginning with this frame's markers (each cropped with a side's margin)."""
-        crops = {}
-        for i, quad in markers.items():
-            x0, y0, x1, y1 = box = _box(quad, _side(quad[None]), grey.shape)
-            local = (quad - np.float64([x0, y0])).astype(np.float32).reshape(-1, 1, 2)
-            crops[i] = (box, grey[y0:y1, x0:x1].copy(), local)
-        return cls(crops, {}, {})
+        return cls({i: _crop(grey, quad) for i, quad in markers.items()}, {}, {})
 
     def flow(
         self, grey: np.ndarray, markers: dict[int, np.ndarray]
@@ -679,17 +675,32 @@ class _StillRun:
         """Every marker's last crop: this run's, or an earlier run's for those it began without."""
         return {**self.stale, **self.crops}
 
-    def unmoved(self, grey: np.ndarray, ids: Iterable[int], still_px: float) -> set[int]:
-        """The markers of ``ids`` whose every corner optical flow follows from the marker's
-        last crop (this run's, or an earlier run's when this one began without it) to less
-        than ``still_px`` from where it was: in place and in view in ``grey``, though the
-        detector did not read them (nothing lies over a marker whose corners are all found
-        unmoved)."""
+    def unmoved(
+        self,
+        grey: np.ndarray,
+        ids: Iterable[int],
+        seen: Iterable[int],
+        still_px: float,
+        look: StillLook,
+    ) -> set[int]:
+        """The markers of ``ids`` in place and in view in ``grey``, though the detector did not
+        read them, judged against each marker's last crop (this run's, or an earlier run's when
+        this one began without it): optical flow follows every corner to less than
+        ``still_px`` from where it was (nothing lies over a marker whose corners are all found
+        unmoved), or ``look`` finds its pixels as like its crop as the fresh noise of this
+        frame's markers ``seen`` (read, with crops) makes theirs (:mod:`vision.still_look`)."""
         crops = self.last_crops
         unmoved = set()
+        yardstick: float | None = None
         for i in crops.keys() & set(ids):
             followed = _follow(grey, crops[i])
             if followed is not None and _still(followed, still_px):
+                unmoved.add(i)
+                continue
+            if yardstick is None:
+                yard = [_unlike(grey, crops[j]) for j in crops.keys() & set(seen)]
+                yardstick = float(np.median(yard)) if yard else math.nan
+            if not math.isnan(yardstick) and look.in_place(_unlike(grey, crops[i]), yardstick):
                 unmoved.add(i)
         return unmoved
 
@@ -718,9 +729,15 @@ class _StillRun:
         """Marker ``i``'s mean corners over the run."""
         return self.sums[i] / self.counts[i]
 
-    def add(self, markers: dict[int, np.ndarray], used: Iterable[int]) -> dict[int, np.ndarray]:
-        """Count this frame's sightings of the markers ``used`` (up to STILL_FITS each); the
-        mean corners of every marker the run has seen."""
+    def add(
+        self, grey: np.ndarray, markers: dict[int, np.ndarray], used: Iterable[int]
+    ) -> dict[int, np.ndarray]:
+        """Count this frame's sightings of the markers ``used`` (up to STILL_FITS each), and crop
+        those of ``markers`` read for the first time in the run from ``grey`` (so that they too
+        are judged against this run's look when they go unread); the mean corners of every
+        marker the run has seen."""
+        for i in markers.keys() - self.crops.keys():
+            self.crops[i] = _crop(grey, markers[i])
         for i in used:
             if i in self.carried:  # really seen: the carried guess gives way
                 self.carried.discard(i)
@@ -731,10 +748,27 @@ class _StillRun:
         return {i: self.mean(i) for i in self.sums}
 
 
+def _crop(grey: np.ndarray, quad: np.ndarray) -> _Crop:
+    """A marker's crop of ``grey`` round its corners ``quad``, with a side's margin."""
+    x0, y0, x1, y1 = box = _box(quad, _side(quad[None]), grey.shape)
+    local = (quad - np.float64([x0, y0])).astype(np.float32).reshape(-1, 1, 2)
+    return box, grey[y0:y1, x0:x1].copy(), local
+
+
 def _still(flow: tuple[np.ndarray, np.ndarray], still_px: float) -> bool:
     """Whether every corner of ``flow`` (where they were, where they are) moved less than
     ``still_px``."""
     return bool(np.linalg.norm(flow[1] - flow[0], axis=1).max() < still_px)
+
+
+def _unlike(grey: np.ndarray, crop: _Crop) -> float:
+    """How unlike its ``crop`` (box, grey pixels, corners in them) a marker's pixels inside its
+    outline are in ``grey`` (:func:`~vision.still_look.unlikeness`)."""
+    (x0, y0, x1, y1), before, local = crop
+    now = grey[y0:y1, x0:x1]
+    if now.shape != before.shape:
+        return 1.0
+    return unlikeness(before, now, outline_mask(before.shape, local))
 
 
 #: when the optical flow of a still run stops refining a corner
@@ -1264,7 +1298,7 @@ class BoardLocator:
             fit = self._deadband(self._steady(grey, markers, ideal, fit, lens, prior), prior, ideal)
         else:
             self._run = _StillRun.start(grey, markers)
-            self._run.add(markers, fit.used)
+            self._run.add(grey, markers, fit.used)
         marker_px = _side(np.stack(list(markers.values())))
         self._calibrate(geometry, markers, fit.used, image_size)
         pose = BoardPose(
@@ -1394,7 +1428,7 @@ class BoardLocator:
         unread for a while with nothing over it."""
         unseen = self._expected(now) - set(seen)
         if grey is not None and unseen and self._run is not None:
-            unseen -= self._run.unmoved(grey, unseen, self.still_px)
+            unseen -= self._run.unmoved(grey, unseen, seen, self.still_px, still_look())
         return tuple(sorted(unseen))
 
     def _fit(
@@ -1475,7 +1509,7 @@ class BoardLocator:
         assert run is not None  # begun with the first fit
         moved = run.moved(grey, markers, self.still_px, self.FULL_FIT_MARKERS)
         self._run = run = run if moved is None else moved
-        mean = _ideal(run.add(markers, fit.used), lens)
+        mean = _ideal(run.add(grey, markers, fit.used), lens)
         steady = self._fit(prior.geometry, mean, prior)
         used = tuple(i for i in steady.used if i in fit.used) if steady is not None else ()
         if not used:

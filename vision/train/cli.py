@@ -41,6 +41,12 @@ def cmd_train(args: argparse.Namespace) -> int:
                     known[name], args.seed, Path(args.out), args.workers, args.scenes, args.epochs
                 )
             continue
+        if known[name].get("kind") == "still_look":
+            if not (args.change_only or args.adapt_only or args.decode_only or args.threshold_only):
+                from .still_look import fit_still_look
+
+                fit_still_look(known[name], args.seed, Path(args.out), args.workers, args.scenes)
+            continue
         if args.threshold_only:
             refit_threshold(name, known[name], Path(args.out), args.seed, args.workers, args.scenes)
             continue
