@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .models import ModelFileError, models_dir, train_command
+from .models import ModelFileError, load_model_file, models_dir
 
 #: Version of ``edges.json``.
 FORMAT = 1
@@ -154,9 +154,4 @@ def edge_model(directory: str | None = None) -> EdgeModel:
 
 @cache
 def _edge_model_in(directory: str) -> EdgeModel:
-    path = Path(directory) / EDGES_FILE
-    try:
-        return EdgeModel.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError) as exc:
-        hint = train_command("edges", directory)
-        raise EdgeModelError(f"no edge model in {path}: run `{hint}` ({exc})") from exc
+    return load_model_file(directory, EDGES_FILE, "edges", EdgeModel.from_json, EdgeModelError)

@@ -24,7 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .models import ModelFileError, models_dir, train_command
+from .models import ModelFileError, load_model_file, models_dir
 
 #: The file of the fitted model in its folder (:func:`~vision.models.models_dir`).
 STILL_LOOK_FILE = "still_look.json"
@@ -111,9 +111,6 @@ def still_look(directory: str | None = None) -> StillLook:
 
 @cache
 def _still_look_in(directory: str) -> StillLook:
-    path = Path(directory) / STILL_LOOK_FILE
-    try:
-        return StillLook.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError) as exc:
-        hint = train_command("still-look", directory)
-        raise StillLookError(f"no still-look model in {path}: run `{hint}` ({exc})") from exc
+    return load_model_file(
+        directory, STILL_LOOK_FILE, "still-look", StillLook.from_json, StillLookError
+    )

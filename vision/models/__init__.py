@@ -5,7 +5,10 @@ The readers load them from :data:`MODELS_DIR` unless :func:`use_models` chose an
 (``referee bench ... --models DIR``, ``referee read --models DIR``: a trial's ``referee train
 --out DIR`` benched through the very commands that bench the committed models)."""
 
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 #: The folder of the committed model files.
 MODELS_DIR = Path(__file__).parent
@@ -28,6 +31,26 @@ def train_command(name: str, folder: str | Path) -> str:
     """The command that writes model ``name`` into ``folder`` (the hint of a missing model)."""
     out = "" if Path(folder).resolve() == MODELS_DIR.resolve() else f" --out {folder}"
     return f"referee train {name}{out}"
+
+
+_Model = TypeVar("_Model")
+
+
+def load_model_file(
+    directory: str | Path,
+    filename: str,
+    name: str,
+    parse: Callable[[dict[str, Any]], _Model],
+    error: type[ModelFileError],
+) -> _Model:
+    """``parse`` of the JSON model file ``filename`` in ``directory``; a missing or unreadable
+    one raises ``error``, naming the command that writes model ``name`` there."""
+    path = Path(directory) / filename
+    try:
+        return parse(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError) as exc:
+        hint = train_command(name, directory)
+        raise error(f"no {name} model in {path}: run `{hint}` ({exc})") from exc
 
 
 def use_models(folder: str | Path) -> None:
