@@ -33,19 +33,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from .fit import refit_adaptation, refit_change, refit_decode, refit_threshold, train
 
     for name in names:
-        if known[name].get("kind") == "edges":
+        kind = known[name].get("kind")
+        if kind:  # not a cell model: fitted whole, never in parts
             if not (args.change_only or args.adapt_only or args.decode_only or args.threshold_only):
-                from .edges import fit_edges
-
-                fit_edges(
-                    known[name], args.seed, Path(args.out), args.workers, args.scenes, args.epochs
-                )
-            continue
-        if known[name].get("kind") == "still_look":
-            if not (args.change_only or args.adapt_only or args.decode_only or args.threshold_only):
-                from .still_look import fit_still_look
-
-                fit_still_look(known[name], args.seed, Path(args.out), args.workers, args.scenes)
+                _fit_other(kind, known[name], args)
             continue
         if args.threshold_only:
             refit_threshold(name, known[name], Path(args.out), args.seed, args.workers, args.scenes)
@@ -69,6 +60,22 @@ def cmd_train(args: argparse.Namespace) -> int:
             workers=args.workers,
         )
     return 0
+
+
+def _fit_other(kind: str, recipe: dict, args: argparse.Namespace) -> None:
+    """Fit a recipe of another kind than a cell model's: the board placement's edge model, or
+    the still run's test of an unread marker."""
+    out = Path(args.out)
+    if kind == "edges":
+        from .edges import fit_edges
+
+        fit_edges(recipe, args.seed, out, args.workers, args.scenes, args.epochs)
+    elif kind == "still_look":
+        from .still_look import fit_still_look
+
+        fit_still_look(recipe, args.seed, out, args.workers, args.scenes)
+    else:
+        raise ValueError(f"a recipe of an unknown kind, {kind!r}")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
