@@ -378,15 +378,7 @@ def _render(
 
 def visible_markers(scene: Scene) -> frozenset[int]:
     """The markers of ``scene`` wholly inside the frame and not under the hand."""
-    geometry = load_geometry(scene.game)
-    camera = scene.mat_camera or scene.camera
-    w, h = camera.size
-    seen = set()
-    for marker in geometry.markers:
-        px = camera.project(np.column_stack([marker.corners(), np.zeros(4)]))
-        if np.all((px >= 0) & (px <= (w - 1, h - 1))) and marker.id not in scene.hidden_markers:
-            seen.add(marker.id)
-    return frozenset(seen)
+    return frozenset(scene.marker_quads()) - scene.hidden_markers
 
 
 def bench_game(

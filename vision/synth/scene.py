@@ -77,6 +77,17 @@ class Scene:
         px = self.camera.project(pts)
         return {c.name: (float(x), float(y)) for c, (x, y) in zip(geometry.cells, px, strict=True)}
 
+    def marker_quads(self) -> dict[int, np.ndarray]:
+        """Real image corners (4x2) of every marker wholly inside the frame, by id."""
+        camera = self.mat_camera or self.camera
+        w, h = camera.size
+        quads = {}
+        for marker in load_geometry(self.game).markers:
+            px = camera.project(np.column_stack([marker.corners(), np.zeros(4)]))
+            if np.all((px >= 0) & (px <= (w - 1, h - 1))):
+                quads[marker.id] = px
+        return quads
+
     def observation(self) -> dict[str, Any]:
         """The observation JSON a perfect reader would report (hidden cells left out)."""
         cells = {k: v for k, v in self.cells.items() if k not in self.hidden}

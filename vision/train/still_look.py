@@ -23,25 +23,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..geometry import load_geometry
 from ..still_look import STILL_LOOK_FILE, StillLook, features, outline_mask, unlikeness
 from ..synth import random_position, render_scene
 from ..synth.photo import film
-from ..synth.scene import Scene
 from .dataset import scene_domain
 from .pool import parallel_map
-
-
-def _quads(scene: Scene) -> dict[int, np.ndarray]:
-    """The image corners of every marker of ``scene`` wholly inside the frame."""
-    camera = scene.mat_camera or scene.camera
-    w, h = camera.size
-    quads = {}
-    for marker in load_geometry(scene.game).markers:
-        px = camera.project(np.column_stack([marker.corners(), np.zeros(4)]))
-        if np.all((px >= 0) & (px <= (w - 1, h - 1))):
-            quads[marker.id] = px
-    return quads
 
 
 def _unlike(before: np.ndarray, now: np.ndarray, quad: np.ndarray) -> float:
@@ -67,7 +53,7 @@ def scene_examples(recipe: dict[str, Any], index: int, seed: int) -> np.ndarray:
         return cv2.cvtColor(film(picture, plain.params, rng), cv2.COLOR_BGR2GRAY)
 
     before = grey(plain.image)
-    quads = _quads(plain)
+    quads = plain.marker_quads()
     rows = []
     frames = ((plain.image, frozenset(), 0.0), (handed.image, handed.hidden_markers, 1.0))
     for picture, covered, hand in frames:
