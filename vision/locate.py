@@ -690,18 +690,17 @@ class _StillRun:
         unmoved), or ``look`` finds its pixels as like its crop as the fresh noise of this
         frame's markers ``seen`` (read, with crops) makes theirs (:mod:`vision.still_look`)."""
         crops = self.last_crops
+        asked = crops.keys() & set(ids)
         unmoved = set()
-        yardstick: float | None = None
-        for i in crops.keys() & set(ids):
+        for i in asked:
             followed = _follow(grey, crops[i])
             if followed is not None and _still(followed, still_px):
                 unmoved.add(i)
-                continue
-            if yardstick is None:
-                yard = [_unlike(grey, crops[j]) for j in crops.keys() & set(seen)]
-                yardstick = float(np.median(yard)) if yard else math.nan
-            if not math.isnan(yardstick) and look.in_place(_unlike(grey, crops[i]), yardstick):
-                unmoved.add(i)
+        rest = asked - unmoved
+        yard = [_unlike(grey, crops[j]) for j in crops.keys() & set(seen)] if rest else []
+        if yard:
+            yardstick = float(np.median(yard))
+            unmoved |= {i for i in rest if look.in_place(_unlike(grey, crops[i]), yardstick)}
         return unmoved
 
     def moved(
