@@ -9,9 +9,12 @@ cloud, the camera's exposure), by the 90th percentile of the per-pixel differenc
 piece covers a tenth of a Gobblet patch), over the whole patch or, where the model's fit found
 it tells changes better, over the middle that is the target's own cell (:func:`own_window`: a
 square patch also shows the cells round it, and a piece put beside a cell is no change of it).
-A target has changed when that reaches the model's ``change_threshold``; both are fitted on
-rendered pairs by ``vision.train.change`` (the model file's ``change_window``; a file without
-one compares whole patches).
+The difference may first be averaged over a small box of pixels (:func:`box_mean`): a camera
+films every frame with fresh noise, pixel by pixel, and a piece changes a region. A target has
+changed when its score reaches the model's ``change_threshold``; threshold, window and box are
+fitted on rendered pairs filmed with fresh noise by ``vision.train.change`` (the model file's
+``change_window`` and ``change_box``; a file without them compares whole patches pixel by
+pixel).
 """
 
 from __future__ import annotations
@@ -58,14 +61,38 @@ def own_window(geometry: BoardGeometry, spec: PatchSpec) -> float:
     return min(1.0, float(np.sqrt(np.median(areas))) / spec.size_mm)
 
 
-def change_scores(now: np.ndarray, before: np.ndarray, window: float = 1.0) -> np.ndarray:
+def box_mean(planes: np.ndarray, box: int) -> np.ndarray:
+    """Each ``px x px`` plane of ``planes`` (... x px x px) averaged over a ``box x box``
+    square round every pixel (odd ``box``; the plane mirrored at its edges, as OpenCV's
+    default border); ``box`` 1 leaves them as they are."""
+    if box == 1:
+        return planes
+    if box < 1 or box % 2 == 0:
+        raise ValueError(f"a box of {box} pixels has no middle")
+    r = box // 2
+    pad = [(0, 0)] * (planes.ndim - 2) + [(r, r), (r, r)]
+    x = np.pad(planes.astype(np.float64), pad, mode="reflect")
+    sums = np.pad(x.cumsum(-2).cumsum(-1), [(0, 0)] * (planes.ndim - 2) + [(1, 0), (1, 0)])
+    n0, n1 = planes.shape[-2:]
+    total = (
+        sums[..., box : box + n0, box : box + n1]
+        - sums[..., :n0, box : box + n1]
+        - sums[..., box : box + n0, :n1]
+        + sums[..., :n0, :n1]
+    )
+    return (total / (box * box)).astype(planes.dtype)
+
+
+def change_scores(
+    now: np.ndarray, before: np.ndarray, window: float = 1.0, box: int = 1
+) -> np.ndarray:
     """Per target, how much its patch changed between ``before`` and ``now`` (N x C x px x px
     reflectance each): the :data:`QUANTILE` of the per-pixel sum over channels of the absolute
-    difference, after :func:`global_gain` (of the whole patches), over the middle ``window``
-    share of each patch's side."""
+    difference, after :func:`global_gain` (of the whole patches) and averaged over ``box``
+    pixels square (:func:`box_mean`), over the middle ``window`` share of each patch's side."""
     if now.shape != before.shape:
         raise ValueError(f"patches of {now.shape} and {before.shape} do not compare")
-    diff = np.abs(now - global_gain(now, before) * before).sum(axis=1)
+    diff = np.abs(box_mean(now - global_gain(now, before) * before, box)).sum(axis=1)
     px = diff.shape[-1]
     margin = min(round(px * (1.0 - window) / 2), (px - 1) // 2)
     diff = diff[:, margin : px - margin, margin : px - margin]

@@ -72,6 +72,8 @@ class CellModel:
     change_threshold: float | None
     #: the middle share of a patch's side its change score is taken over (1: the whole patch)
     change_window: float
+    #: the side in pixels of the square its change score averages the difference over (1: none)
+    change_box: int
     #: how far this table's accepted positions may move a prediction (:mod:`vision.adapt`)
     adaptation: Adaptation
     #: quantiles of the frame context (:func:`frame_context`); empty: the network has none
@@ -114,6 +116,7 @@ class CellModel:
                 float(meta["change_threshold"]) if meta.get("change_threshold") else None
             ),
             change_window=float(meta.get("change_window", 1.0)),
+            change_box=int(meta.get("change_box", 1)),
             adaptation=Adaptation.from_json(meta.get("adapt")),
             context=tuple(float(q) for q in meta.get("context", ())),
             views_below=float(meta.get("views", {}).get("below", 0.0)),

@@ -187,6 +187,7 @@ def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
     import shutil
 
     from vision.model import CellModel, model_for
+    from vision.train.change import BOXES
     from vision.train.fit import refit_change
 
     model = model_for("gobblet")
@@ -196,13 +197,15 @@ def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
     meta = json.loads(path.read_text())
     assert meta["trained"]["change_pairs"] == 3
     assert meta["change_threshold"] == meta["trained"]["change_threshold"] > 0
-    # the window kept is the whole patch or the cell's own, whichever lets fewer unchanged
-    # targets through; the reader compares patches over the same one
+    # the window (the whole patch or the cell's own) and box kept are the ones that let fewest
+    # unchanged targets through; the reader compares patches over the same ones
     assert meta["change_window"] in (1.0, round(55.0 / 66.0, 4))
-    assert meta["trained"]["change_false"] <= meta["trained"]["change_false_whole"]
+    assert meta["change_box"] in BOXES
+    assert meta["trained"]["change_false"] <= meta["trained"]["change_false_plain"]
+    assert "change_false_whole" not in meta["trained"]  # an earlier fit's figures are gone
     again = CellModel.load(path)
     assert again.onnx == model.onnx and again.change_threshold == meta["change_threshold"]
-    assert again.change_window == meta["change_window"]
+    assert (again.change_window, again.change_box) == (meta["change_window"], meta["change_box"])
 
 
 def _patches(y, under, scene, cell=None):

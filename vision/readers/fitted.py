@@ -121,7 +121,9 @@ class FittedReader(Reader):
         memory, threshold = self.memory, self.model.change_threshold
         if memory is None or threshold is None:
             return np.arange(len(patches))
-        moved = change_scores(patches, memory.patches, self.model.change_window) >= threshold
+        model = self.model
+        scores = change_scores(patches, memory.patches, model.change_window, model.change_box)
+        moved = scores >= threshold
         cells = self.sampler.cells
         changed = {c for c, m in zip(cells, moved, strict=True) if m}
         return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)

@@ -477,6 +477,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "hide_threshold": 1.0,
         "change_threshold": info.get("change_threshold"),
         "change_window": info.get("change_window", 1.0),
+        "change_box": info.get("change_box", 1),
         "adapt": Adaptation().to_json(),
         "trained": {
             **info,
@@ -599,7 +600,9 @@ def refit_change(
     change = fit_change(recipe, pairs, seed, workers)
     meta["change_threshold"] = change["change_threshold"]
     meta["change_window"] = change["change_window"]
-    meta["trained"].update(change)
+    meta["change_box"] = change["change_box"]
+    trained = {k: v for k, v in meta["trained"].items() if not k.startswith("change_")}
+    meta["trained"] = {**trained, **change}
     _write_meta(path, meta)
     print(f"{name}: {json.dumps(change)} -> {path}")
     return path
