@@ -49,8 +49,9 @@ def _relit(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def candidates(recipe: dict[str, Any]) -> list[tuple[float, int]]:
-    """The windows and boxes a recipe's change score is fitted over: (window, box) pairs."""
-    return [(window, box) for window in (1.0, own(recipe)) for box in BOXES]
+    """The windows and boxes a recipe's change score is fitted over: (window, box) pairs (one
+    window where a patch is its cell's own, as a Spectrangle edge's)."""
+    return [(window, box) for window in dict.fromkeys((1.0, own(recipe))) for box in BOXES]
 
 
 def pair_scores(recipe: dict[str, Any], index: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
