@@ -70,17 +70,11 @@ def box_mean(planes: np.ndarray, box: int) -> np.ndarray:
     if box < 1 or box % 2 == 0:
         raise ValueError(f"a box of {box} pixels has no middle")
     r = box // 2
-    pad = [(0, 0)] * (planes.ndim - 2) + [(r, r), (r, r)]
-    x = np.pad(planes.astype(np.float64), pad, mode="reflect")
-    sums = np.pad(x.cumsum(-2).cumsum(-1), [(0, 0)] * (planes.ndim - 2) + [(1, 0), (1, 0)])
+    x = np.pad(planes, [(0, 0)] * (planes.ndim - 2) + [(r, r), (r, r)], mode="reflect")
     n0, n1 = planes.shape[-2:]
-    total = (
-        sums[..., box : box + n0, box : box + n1]
-        - sums[..., :n0, box : box + n1]
-        - sums[..., box : box + n0, :n1]
-        + sums[..., :n0, :n1]
-    )
-    return (total / (box * box)).astype(planes.dtype)
+    rows = sum(x[..., k : k + n0, :] for k in range(box))
+    total = sum(rows[..., k : k + n1] for k in range(box))
+    return total / (box * box)
 
 
 def change_scores(
