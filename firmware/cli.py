@@ -94,6 +94,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.fresh_noise and args.target not in ("table", "night"):
+        print("referee: --fresh-noise is for the table and night benchmarks", file=sys.stderr)
+        return 2
     if args.target == "engine":
         from engine.bench import BENCH_GAMES, bench_game
 
@@ -331,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--fresh-noise",
         action="store_true",
         help="film every frame with sensor noise of its own, as a camera does, not one picture "
-        "of each scene shown again (night)",
+        "of each scene shown again (table, night)",
     )
     p.add_argument("--no-memory", action="store_true", help="skip the memory runs (loop, web)")
     p.add_argument("--clients", type=int, default=20, help="viewers on the live page (web)")

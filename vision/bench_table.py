@@ -64,6 +64,7 @@ from .locate import BoardLocator, BoardNotFound, BoardPose
 from .model import model_for
 from .readers import Reader, reader_for
 from .synth import Domain, random_board_shift, random_game, render_scene, traced
+from .synth.photo import film as film_again
 
 #: Moves per sample game at most.
 MOVES = 30
@@ -222,6 +223,7 @@ def filmed_game(
     render_key: int | None = None,
     illegal: bool = False,
     path_traced: bool = False,
+    fresh_noise: bool = False,
 ) -> Iterator[Shot]:
     """The boards of the random legal game ``key`` of ``game``, each rendered with the same
     camera, light and box of ``domain`` (drawn from ``render_key``, default ``key``; the board a
@@ -229,7 +231,9 @@ def filmed_game(
     films them. With ``illegal``, before one move (drawn from ``key``) a player first puts a
     legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`), and
     takes them back. ``path_traced``: every board path-traced (:func:`~.synth.traced.render_traced`
-    at :data:`~.bench.TRACED_SPP` samples a pixel; the board lies on its outline)."""
+    at :data:`~.bench.TRACED_SPP` samples a pixel; the board lies on its outline).
+    ``fresh_noise``: every board filmed with sensor noise of its own
+    (:func:`~.synth.photo.film`), as a camera films, not with the same noise each time."""
     geometry = load_geometry(game)
     codec = new_game(game)
     boards = random_game(game, key, MOVES if moves is None else moves)
@@ -243,19 +247,33 @@ def filmed_game(
 
     def film(cells: dict, judged: bool, reason: str | None = None) -> Shot:
         nonlocal frames
+        effects = not fresh_noise
         scene = (
-            traced.render_traced(game, cells, render_key, domain=domain, spp=TRACED_SPP)
+            traced.render_traced(
+                game, cells, render_key, domain=domain, spp=TRACED_SPP, effects=effects
+            )
             if path_traced
-            else render_scene(game, cells, render_key, hand=False, board_shift=shift, domain=domain)
+            else render_scene(
+                game,
+                cells,
+                render_key,
+                hand=False,
+                board_shift=shift,
+                domain=domain,
+                effects=effects,
+            )
         )
+        image = scene.image
+        if fresh_noise:
+            image = film_again(image, scene.params, np.random.default_rng([render_key, frames]))
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         try:
-            pose = locator.locate(scene.image, frames * 0.1)
+            pose = locator.locate(image, frames * 0.1)
         except BoardNotFound:
             pose = None
         frames += 1
         played = _played(referee, truth) if judged else None
-        return Shot(scene.image, truth, pose, played, referee, reason)
+        return Shot(image, truth, pose, played, referee, reason)
 
     for k, cells in enumerate(boards):
         if k >= attempt_at:
@@ -270,8 +288,11 @@ def filmed_game(
             referee.play(shot.played)
 
 
-def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
-    """Play and read ``tables`` sample games of ``game`` in ``split``'s domain."""
+def bench_table(
+    game: str, tables: int, seed: int, split: str, fresh_noise: bool = False
+) -> TableBench:
+    """Play and read ``tables`` sample games of ``game`` in ``split``'s domain
+    (``fresh_noise``: every board filmed with noise of its own, :func:`filmed_game`)."""
     cv2.setNumThreads(1)
     geometry = load_geometry(game)
     adapted, plain = Tally(), Tally()
@@ -280,7 +301,10 @@ def bench_table(game: str, tables: int, seed: int, split: str) -> TableBench:
         readers = [reader_for(game), _plain(game)]
         before = None
         domain, path_traced = split_domain(split, game), split in TRACED_SPLITS
-        for shot in filmed_game(game, key, domain, illegal=True, path_traced=path_traced):
+        shots = filmed_game(
+            game, key, domain, illegal=True, path_traced=path_traced, fresh_noise=fresh_noise
+        )
+        for shot in shots:
             if shot.illegal is not None:  # judged, never accepted: nothing is learnt from it
                 for reader, tally in zip(readers, (adapted, plain), strict=True):
                     obs = None
@@ -313,7 +337,9 @@ def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
     ``bench vision`` does (``games``: the corpus's nominal look)."""
     return bench_splits(
-        args, lambda game, split: bench_table(game, args.tables, args.seed, split), _line
+        args,
+        lambda game, split: bench_table(game, args.tables, args.seed, split, args.fresh_noise),
+        _line,
     )
 
 

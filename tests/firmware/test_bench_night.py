@@ -44,6 +44,12 @@ def test_a_night_filmed_with_fresh_noise_in_every_frame_runs_to_the_end(capsys):
     assert r["presses"] == 0 and r["moves_wrong"] == 0
 
 
+def test_fresh_noise_is_a_table_and_night_option_only_one_line_and_exit_2(capsys):
+    assert main(["bench", "vision", "--fresh-noise"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--fresh-noise is for the table and night" in err
+
+
 def test_an_unknown_split_is_one_line_and_exit_2(capsys):
     assert main(["bench", "night", "--splits", "kitchen"]) == 2
     err = capsys.readouterr().err

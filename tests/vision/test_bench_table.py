@@ -85,3 +85,20 @@ def test_the_tally_counts_moves_lost_to_a_misread_of_a_cell_the_move_leaves_alon
     # the move's own square misread too: elsewhere, but not only elsewhere
     tally.judge(game, read({**after, **copy, own: None}, doubtful=played.cells()), played)
     assert (tally.failed_elsewhere, tally.failed_only_elsewhere) == (2, 1)
+
+
+def test_a_game_filmed_with_fresh_noise_shows_the_same_boards_each_in_noise_of_its_own():
+    import numpy as np
+
+    frozen = list(filmed_game("blokus-duo", KEY, Domain.TRAIN, moves=2))
+    fresh = list(filmed_game("blokus-duo", KEY, Domain.TRAIN, moves=2, fresh_noise=True))
+    assert [(s.truth, s.played) for s in fresh] == [(s.truth, s.played) for s in frozen]
+    assert all(s.pose is not None for s in fresh)
+    # the same picture through the same camera, with other noise: close, never the same
+    for a, b in zip(frozen, fresh, strict=True):
+        diff = np.abs(a.image.astype(int) - b.image.astype(int))
+        assert diff.max() > 0 and np.median(diff) < 16
+    # two boards of one table differ by their noise too, not only where the move is (frozen:
+    # 0.35 % of their pixels)
+    first, second = (s.image.astype(int) for s in fresh[:2])
+    assert np.mean(first != second) > 0.5
