@@ -64,7 +64,7 @@ from .locate import BoardLocator, BoardNotFound, BoardPose
 from .model import model_for
 from .readers import Reader, reader_for
 from .synth import Domain, random_board_shift, random_game, render_scene, traced
-from .synth.photo import film as film_again
+from .synth.photo import film
 
 #: Moves per sample game at most.
 MOVES = 30
@@ -245,7 +245,7 @@ def filmed_game(
     attempt_at = rng.randrange(1, len(boards)) if illegal and len(boards) > 1 else len(boards)
     frames = 0
 
-    def film(cells: dict, judged: bool, reason: str | None = None) -> Shot:
+    def shoot(cells: dict, judged: bool, reason: str | None = None) -> Shot:
         nonlocal frames
         effects = not fresh_noise
         scene = (
@@ -265,7 +265,7 @@ def filmed_game(
         )
         image = scene.image
         if fresh_noise:
-            image = film_again(image, scene.params, np.random.default_rng([render_key, frames]))
+            image = film(image, scene.params, np.random.default_rng([render_key, frames]))
         truth = {n: codec.cell_from_json(v) for n, v in scene.cells.items()}
         try:
             pose = locator.locate(image, frames * 0.1)
@@ -280,9 +280,9 @@ def filmed_game(
             attempt = illegal_attempt(referee, rng)
             if attempt is not None:
                 view, reason = attempt
-                yield film({n: referee.cell_to_json(c) for n, c in view.items()}, False, reason)
+                yield shoot({n: referee.cell_to_json(c) for n, c in view.items()}, False, reason)
                 attempt_at = len(boards)
-        shot = film(cells, k > 0)
+        shot = shoot(cells, k > 0)
         yield shot
         if shot.played is not None:
             referee.play(shot.played)
