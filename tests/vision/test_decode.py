@@ -188,15 +188,24 @@ def test_a_model_file_without_an_ask_margin_asks_about_no_illegal_act(tmp_path, 
     seen = _lone_square(game)
     obs = Observation("blokus", seen, probabilities=_probabilities(seen, sure=0.7))
     gap = math.log(0.7 / 0.15)  # the lone square against no change
-    # the committed Blokus model asks about it: between its ask and illegal margins
+
+    def margins(ask: float | None):
+        def edit(meta: dict) -> dict:
+            decode = {k: v for k, v in meta["decode"].items() if k != "ask_margin"}
+            decode["illegal_margin"] = round(math.log(50), 4)
+            if ask is not None:
+                decode["ask_margin"] = ask
+            return {**meta, "decode": decode}
+
+        return edit
+
+    # a model file whose ask margin is below the gap asks about the lone square
+    models = edited_models(tmp_path / "asking", "blokus", margins(0.0))
+    monkeypatch.setattr(vision.models, "_chosen", models)
     assert ask_margin("blokus") < gap <= illegal_margin("blokus")
     assert decode(game, obs).doubt is not None
 
-    def without_ask(meta: dict) -> dict:
-        decode = {k: v for k, v in meta["decode"].items() if k != "ask_margin"}
-        return {**meta, "decode": decode}
-
-    models = edited_models(tmp_path / "models", "blokus", without_ask)
+    models = edited_models(tmp_path / "models", "blokus", margins(None))
     monkeypatch.setattr(vision.models, "_chosen", models)
     assert "ask_margin" not in model_for("blokus").meta["decode"]
     assert ask_margin("blokus") == illegal_margin("blokus")  # the band is empty

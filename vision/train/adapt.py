@@ -1,16 +1,17 @@
 """Fit a model's ``adapt`` (:mod:`vision.adapt`) on rendered games of the training domain.
 
 Each sample game is one table: a random legal game (:func:`vision.synth.random_game`) filmed
-move by move with one camera, light and box, the board laid a little off its outline. The
-model's reader reads each board after the previous one was accepted with its truth, as the
-running referee does (:meth:`~vision.readers.fitted.FittedReader.calibrate`); for every target it
-sends to the model the logits, the embedding and the truth are kept, and so are the embeddings
-of the targets whose class each accepted board changed. The bank is then replayed on those
-records for every (``weight``, ``reach``) of a grid, taught as ``calibrate`` teaches it: by the
-changed targets, and, for ``misreads`` (the grid's second half), also by the targets sent to
-the model that it read wrongly with the bank's help. The adaptation that reads most targets
-sent to the model right is kept (ties: the smaller bound, then no ``misreads``; ``weight`` 0,
-no adaptation, is on the grid).
+move by move with one camera, light and box, the board laid a little off its outline, every
+board with sensor noise of its own. The model's reader reads each board after the previous one
+was accepted with its truth, as the running referee does
+(:meth:`~vision.readers.fitted.FittedReader.calibrate`); for every target it sends to the model
+the logits, the embedding and the truth are kept, and so are the embeddings of the targets whose
+class each accepted board changed. The bank is then replayed on those records for every
+(``weight``, ``reach``) of a grid, taught as ``calibrate`` teaches it: by the changed targets,
+and, for ``misreads`` (the grid's second half), also by the targets sent to the model that it
+read wrongly with the bank's help. The adaptation that reads most targets sent to the model
+right is kept (ties: the smaller bound, then no ``misreads``; ``weight`` 0, no adaptation, is on
+the grid).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def play_table(model: CellModel, recipe: dict[str, Any], index: int, seed: int) 
     key = zlib.crc32(f"{seed}/{index}".encode())
     table = Table(game)
     domain = training_domain(recipe)
-    for shot in filmed_game(game, key, domain, MOVES, render_key=render_seed):
+    for shot in filmed_game(game, key, domain, MOVES, render_key=render_seed, fresh_noise=True):
         if shot.pose is None:
             break
         patches = reader.sampler.sample(shot.image, shot.pose)

@@ -1,21 +1,22 @@
 """Fit a model's ``decode`` margins (:mod:`vision.decode`) on whole games of the training
 domain.
 
-Each sample game is filmed and read as at a table (:func:`vision.bench_table.filmed_game`, the
-model's reader calibrated on every accepted board, its adaptation on), and once a game a player
-first puts a legal move's pieces on the wrong cells (:func:`engine.attempts.illegal_attempt`)
-and takes them back. Every such board is decoded twice with no close margin: reporting the
-likeliest illegal act (:mod:`vision.decode`) whenever it is likelier than every legal
-explanation, and never; that gives both verdicts, how much likelier that act is than the best
-legal explanation (``Decoded.illegal_gap``) and how far the second-best explanation is behind
-the best (``Decoded.margin``). An illegal margin ``i``, an ask margin ``a`` and a close margin
-``c`` then report the illegal act when its gap exceeds ``i``, ask the players about it when its
-gap exceeds ``a``, else ask them to confirm every board whose margin is below ``c``. The three of
-least cost are kept: :data:`~vision.decode.WRONG_COST` per false verdict (another move
-accepted, or an illegal placement let stand as a move or as no change), 1 per board refused (a
-legal move asked about, called illegal, unclear or no change; an illegal placement asked about
-or unclear). Ties go to asking about fewer illegal acts (none: ``a = i``), then to the smaller
-close margin, then to the middle of the tied illegal margins.
+Each sample game is filmed and read as at a table (:func:`vision.bench_table.filmed_game`, every
+board with sensor noise of its own as a camera films it, the model's reader calibrated on every
+accepted board, its adaptation on), and once a game a player first puts a legal move's pieces on
+the wrong cells (:func:`engine.attempts.illegal_attempt`) and takes them back. Every such board
+is decoded twice with no close margin: reporting the likeliest illegal act
+(:mod:`vision.decode`) whenever it is likelier than every legal explanation, and never; that
+gives both verdicts, how much likelier that act is than the best legal explanation
+(``Decoded.illegal_gap``) and how far the second-best explanation is behind the best
+(``Decoded.margin``). An illegal margin ``i``, an ask margin ``a`` and a close margin ``c`` then
+report the illegal act when its gap exceeds ``i``, ask the players about it when its gap exceeds
+``a``, else ask them to confirm every board whose margin is below ``c``. The three of least cost
+are kept: :data:`~vision.decode.WRONG_COST` per false verdict (another move accepted, or an
+illegal placement let stand as a move or as no change), 1 per board refused (a legal move asked
+about, called illegal, unclear or no change; an illegal placement asked about or unclear). Ties
+go to asking about fewer illegal acts (none: ``a = i``), then to the smaller close margin, then
+to the middle of the tied illegal margins.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def judged_boards(model: CellModel, recipe: dict[str, Any], index: int, seed: in
     key = zlib.crc32(f"decode/{seed}/{index}".encode())
     reader = reader_class(recipe["reader"])(load_geometry(game), model=model)
     out: list[Judged] = []
-    for shot in filmed_game(game, key, training_domain(recipe), illegal=True):
+    for shot in filmed_game(game, key, training_domain(recipe), illegal=True, fresh_noise=True):
         judged = shot.played is not None or shot.illegal is not None
         if shot.pose is None:
             if judged:
