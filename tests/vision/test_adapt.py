@@ -156,46 +156,65 @@ def test_the_table_learns_from_what_the_model_misread_there():
     assert sum(changed_only.bank.counts()) == cells
 
 
-def _table(wrong_logits: bool, changed: bool = True) -> Table:
+def _table(wrong_logits: bool, changed: bool = True, taught_class: int = 0) -> Table:
     """Three boards: the model's logits favour class 1 where the truth is 0, and the targets'
     embeddings sit right on the examples the table taught (``changed``: the targets' class
-    changed and taught them; otherwise nothing else is taught)."""
+    changed and taught them, as ``taught_class``; otherwise nothing else is taught)."""
     logits = np.array([[0.0, 1.0, -5.0]] * 3) if wrong_logits else np.array([[3.0, 0, -5]] * 3)
-    emb = np.zeros((3, 2))
+    return _steps(logits, np.zeros(3, dtype=int), changed, taught_class)
+
+
+def _steps(logits: np.ndarray, truth: np.ndarray, changed: bool, taught_class: int) -> Table:
+    """Three boards of targets with ``logits`` and ``truth``, their embeddings all on the four
+    examples of ``taught_class`` each board teaches (none if not ``changed``)."""
     taught = np.zeros((4 if changed else 0, 2))
     step = Step(
         logits,
-        emb,
-        np.zeros(3, dtype=int),
-        np.full(3, changed),
+        np.zeros((len(logits), 2)),
+        truth,
+        np.full(len(logits), changed),
         taught,
-        np.zeros(len(taught), dtype=int),
+        np.full(len(taught), taught_class),
     )
     return Table("gobblet", [step, step, step])
 
 
-def test_the_fit_keeps_the_smallest_adaptation_that_reads_most_changed_targets_right():
+def test_the_fit_keeps_the_adaptation_that_gives_the_targets_the_least_log_loss():
     helped = [_table(True)]
-    assert replay(helped, 3, Adaptation()) == (0, 9)
-    assert replay(helped, 3, ON) == (6, 9)  # the first board has no examples yet
-    best, right, without, total, _ = choose_adaptation(helped, 3)
-    assert (right, without, total) == (6, 0, 9) and best.bound > 0
-    # where the model is right anyway, no adaptation is the choice (ties: the smaller bound)
-    best, right, without, total, _ = choose_adaptation([_table(False)], 3)
-    assert best.weight == 0 and right == without == total == 9
+    assert replay(helped, 3, Adaptation()).right == 0
+    assert replay(helped, 3, ON).right == 6  # the first board has no examples yet
+    choice = choose_adaptation(helped, 3)
+    assert choice.adaptation.bound > 0 and choice.chosen.right == 6
+    assert (choice.without.right, choice.chosen.total) == (0, 9)
+    assert choice.chosen.mean_loss < choice.without.mean_loss
+    # a table whose bank would raise the wrong class: no adaptation is the choice
+    misled = choose_adaptation([_table(False, taught_class=1)], 3)
+    assert misled.adaptation.weight == 0 and misled.chosen.right == 9
+
+
+def test_the_fit_sizes_a_raise_by_the_confidence_it_gives_both_ways():
+    # two targets look alike to the table (both sit on class 0's examples): the first is a 0
+    # the model reads as 1 by 0.2 nats, the second a 1 it reads right by 3 nats. Counting reads
+    # right, any raise of class 0 between 0.2 and 3 nats is as good (and the smallest would be
+    # kept); the log-loss keeps one near the middle, that leaves both reads a margin
+    logits = np.array([[0.0, 0.2, -5.0], [0.0, 3.0, -5.0]])
+    choice = choose_adaptation([_steps(logits, np.array([0, 1]), True, 0)], 3)
+    assert 1 < choice.adaptation.bound < 3
+    assert choice.chosen.right == 5  # the first board has no examples yet
 
 
 def test_the_fit_replays_what_the_table_learns_from_its_misreads():
     # nothing changed class, so only the first board's misreads teach the bank, as calibrate
     misread = [_table(True, changed=False)]
-    assert replay(misread, 3, Adaptation()) == (0, 9)
-    assert replay(misread, 3, ON) == (0, 9)  # taught only by changes: nothing to learn from
-    assert replay(misread, 3, replace(ON, misreads=True)) == (6, 9)
-    best, right, without, total, other = choose_adaptation(misread, 3)
-    assert best.misreads and best.bound > 0 and (right, without, total, other) == (6, 0, 9, 0)
+    assert replay(misread, 3, Adaptation()).right == 0
+    assert replay(misread, 3, ON).right == 0  # taught only by changes: nothing to learn from
+    assert replay(misread, 3, replace(ON, misreads=True)).right == 6
+    choice = choose_adaptation(misread, 3)
+    assert choice.adaptation.misreads and choice.adaptation.bound > 0
+    assert (choice.chosen.right, choice.without.right, choice.other.right) == (6, 0, 0)
     # where changes teach as much, the fit keeps to them (ties: no misreads)
-    best, right, _, _, other = choose_adaptation([_table(True)], 3)
-    assert not best.misreads and right == other == 6
+    choice = choose_adaptation([_table(True)], 3)
+    assert not choice.adaptation.misreads and choice.chosen.right == choice.other.right == 6
 
 
 @pytest.mark.parametrize("game", ["gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo"])

@@ -9,9 +9,11 @@ the logits, the embedding and the truth are kept, and so are the embeddings of t
 class each accepted board changed. The bank is then replayed on those records for every
 (``weight``, ``reach``) of a grid, taught as ``calibrate`` teaches it: by the changed targets,
 and, for ``misreads`` (the grid's second half), also by the targets sent to the model that it
-read wrongly with the bank's help. The adaptation that reads most targets sent to the model
-right is kept (ties: the smaller bound, then no ``misreads``; ``weight`` 0, no adaptation, is on
-the grid).
+read wrongly with the bank's help. The adaptation whose log-odds give the targets sent to the
+model the least log-loss (the mean negative log-probability of their true class) is kept (ties:
+the smaller bound, then no ``misreads``; ``weight`` 0, no adaptation, is on the grid): a proper
+scoring rule, so that a raise which makes a confident misread costs more than one it corrects
+gains, as the decoder, which weighs the log-probabilities, would pay for it.
 """
 
 from __future__ import annotations
@@ -91,9 +93,26 @@ def play_table(model: CellModel, recipe: dict[str, Any], index: int, seed: int) 
     return table
 
 
-def replay(tables: list[Table], classes: int, adaptation: Adaptation) -> tuple[int, int]:
-    """Changed targets read right with ``adaptation``, and how many there were."""
+@dataclass(frozen=True)
+class Replayed:
+    """What an adaptation does to the targets sent to the model in the sample games."""
+
+    right: int
+    total: int
+    #: summed negative log-probability of the targets' true classes (nats)
+    loss: float
+
+    @property
+    def mean_loss(self) -> float:
+        """The log-loss per target (nats)."""
+        return self.loss / max(self.total, 1)
+
+
+def replay(tables: list[Table], classes: int, adaptation: Adaptation) -> Replayed:
+    """The targets sent to the model read with ``adaptation``: how many right, of how many, and
+    their log-loss."""
     right = total = 0
+    loss = 0.0
     for table in tables:
         bank = TableBank(classes, adaptation)
         for step in table.steps:
@@ -103,12 +122,16 @@ def replay(tables: list[Table], classes: int, adaptation: Adaptation) -> tuple[i
             read_right = np.argmax(logits, axis=1) == step.truth
             right += int(np.sum(read_right))
             total += len(step.truth)
+            if len(logits):
+                top = logits.max(axis=1)
+                norm = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+                loss += float(np.sum(norm - logits[np.arange(len(logits)), step.truth]))
             if adaptation.bound > 0:
                 bank.add(step.taught, step.taught_classes)
                 if adaptation.misreads:
                     misread = ~read_right & ~step.changed
                     bank.add(step.embedding[misread], step.truth[misread])
-    return right, total
+    return Replayed(right, total, loss)
 
 
 def _job(args: tuple[Path, dict[str, Any], int, int]) -> Table:
@@ -125,31 +148,49 @@ def fit_adaptation(
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
     tables = parallel_map(_job, jobs, workers)
     classes = len(CellModel.load(model_path).classes)
-    best, right, without, total, other = choose_adaptation(tables, classes)
+    choice = choose_adaptation(tables, classes)
+    total = max(choice.chosen.total, 1)
     figures = {
         "adapt_games": games,
         "adapt_boards": sum(len(t.steps) for t in tables),
-        "adapt_changed_targets": total,
-        "adapt_right_without": round(without / max(total, 1), 6),
-        "adapt_right_with": round(right / max(total, 1), 6),
-        "adapt_right_other_misreads": round(other / max(total, 1), 6),
+        "adapt_changed_targets": choice.chosen.total,
+        "adapt_right_without": round(choice.without.right / total, 6),
+        "adapt_right_with": round(choice.chosen.right / total, 6),
+        "adapt_loss_without": round(choice.without.mean_loss, 6),
+        "adapt_loss_with": round(choice.chosen.mean_loss, 6),
+        "adapt_loss_other_misreads": round(choice.other.mean_loss, 6),
     }
-    return best, figures
+    return choice.adaptation, figures
 
 
-def choose_adaptation(tables: list[Table], classes: int) -> tuple[Adaptation, int, int, int, int]:
-    """The grid's adaptation that reads most targets sent to the model in ``tables`` right
-    (ties: the smaller bound, then not taught ``misreads``), with how many it reads right, how
-    many are read right without adapting, how many there are, and how many the best
-    adaptation of the other ``misreads`` reads right."""
+@dataclass(frozen=True)
+class Choice:
+    """The fit's choice and what it is measured against."""
+
+    adaptation: Adaptation
+    chosen: Replayed
+    #: no adaptation
+    without: Replayed
+    #: the best adaptation taught the other way (``misreads`` or not; no adaptation included)
+    other: Replayed
+
+
+def choose_adaptation(tables: list[Table], classes: int) -> Choice:
+    """The grid's adaptation that gives the targets sent to the model in ``tables`` the least
+    log-loss (ties: the smaller bound, then not taught ``misreads``)."""
     scored = []
     for misreads in (False, True):
         for weight in WEIGHTS:
             for reach in REACHES if weight else (0.0,):
                 a = Adaptation(weight, reach, CAPACITY, MIN_EXAMPLES, misreads and weight > 0)
-                right, total = replay(tables, classes, a)
-                scored.append((right, -a.bound, not a.misreads, a, total))
-    right, _, _, best, total = max(scored, key=lambda s: s[:3])
-    without = next(s[0] for s in scored if s[3].weight == 0)
-    other = max(s[0] for s in scored if s[3].misreads != best.misreads or s[3].weight == 0)
-    return best, right, without, total, other
+                scored.append((replay(tables, classes, a), a))
+
+    def cost(s: tuple[Replayed, Adaptation]) -> tuple[float, float, bool]:
+        return (s[0].loss, s[1].bound, s[1].misreads)
+
+    chosen, best = min(scored, key=cost)
+    without = next(r for r, a in scored if a.weight == 0)
+    other = min(
+        (s for s in scored if s[1].misreads != best.misreads or s[1].weight == 0), key=cost
+    )[0]
+    return Choice(best, chosen, without, other)

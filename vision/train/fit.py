@@ -631,7 +631,8 @@ def refit_adaptation(
         path, recipe, int(games or recipe.get("adapt_games", 24)), seed, workers
     )
     meta["adapt"] = adaptation.to_json()
-    meta["trained"].update(figures)
+    trained = {k: v for k, v in meta["trained"].items() if not k.startswith("adapt_")}
+    meta["trained"] = {**trained, **figures}
     _write_meta(path, meta)
     print(f"{name}: adapt {json.dumps(meta['adapt'])} {json.dumps(figures)} -> {path}")
     return path
