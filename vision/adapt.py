@@ -23,6 +23,16 @@ rendered games of the training domain, ``vision.train.adapt``):
 - ``misreads``: whether the targets misread at this table teach the bank too (fitted with the
   bounds; absent: no).
 
+A table can also show that the model is surer than it should be here (a light that washes the
+pieces' colours out): :class:`TableTemperature` divides the log-odds among the pieces (and the
+empty cell) by a temperature ``T >= 1`` fitted on what the accepted positions showed, the targets
+whose class they changed as they were read, so that a table whose reads the accepted moves keep
+contradicting is read less surely, and the referee asks where it would have guessed. ``temper``
+(the model file's, fitted; absent: off) is the weight of the prior that holds ``T`` at 1: the
+fit is ``argmin_T NLL(T) + temper (ln T)^2`` over :data:`TEMPERATURES`. It never makes a read
+surer than the model's, and it leaves the *foreign* class's probability as the model gives it,
+so a hand is flagged as before.
+
 A new game (:meth:`TableBank.clear`) starts from nothing: the opening's empty board is the first
 example.
 """
@@ -51,6 +61,8 @@ class Adaptation:
     #: whether the targets the model misread at this table (sent to it again, read as another
     #: class with the bank's help) are examples too, beside those whose class changed
     misreads: bool = False
+    #: weight of the prior that holds the table's temperature at 1 (None: no temperature)
+    temper: float | None = None
 
     @property
     def bound(self) -> float:
@@ -68,9 +80,10 @@ class Adaptation:
             capacity=int(data["capacity"]),
             min_examples=int(data["min_examples"]),
             misreads=bool(data.get("misreads", False)),
+            temper=None if data.get("temper") is None else float(data["temper"]),
         )
 
-    def to_json(self) -> dict[str, float | int]:
+    def to_json(self) -> dict[str, Any]:
         """The model file's ``adapt``."""
         return {
             "weight": self.weight,
@@ -78,6 +91,7 @@ class Adaptation:
             "capacity": self.capacity,
             "min_examples": self.min_examples,
             "misreads": self.misreads,
+            "temper": self.temper,
         }
 
 
@@ -142,3 +156,62 @@ class TableBank:
         a = self.adaptation
         out[:, usable] = a.weight * np.maximum(0.0, a.reach - d)
         return out
+
+
+#: The temperatures a table may be read at: 1 (the model's own confidence) to 20, log-spaced.
+TEMPERATURES = np.exp(np.linspace(0.0, np.log(20.0), 61))
+
+
+def tempered_log_probs(logits: np.ndarray, foreign: int, temperature: float) -> np.ndarray:
+    """Log-probabilities of ``logits`` (N x classes) read at ``temperature``: the ``foreign``
+    column's as the model gives them, the others' shared out by the softmax of their log-odds
+    divided by ``temperature``."""
+    z = np.asarray(logits, np.float64)
+    top = z.max(axis=1, keepdims=True) if len(z) else z
+    log_p = z - top - np.log(np.exp(z - top).sum(axis=1, keepdims=True))
+    if temperature == 1.0 or not len(z):
+        return log_p
+    others = np.delete(z, foreign, axis=1) / temperature
+    others -= others.max(axis=1, keepdims=True)
+    others -= np.log(np.exp(others).sum(axis=1, keepdims=True))
+    rest = np.log1p(-np.minimum(np.exp(log_p[:, foreign]), 1.0 - 1e-12))
+    return np.insert(others + rest[:, None], foreign, log_p[:, foreign], axis=1)
+
+
+class TableTemperature:
+    """How surely this table's reads may be taken: the temperature (>= 1) that best explains
+    the accepted classes of the targets read so far, held at 1 by a prior of weight
+    ``temper`` (None: always 1)."""
+
+    def __init__(self, foreign: int, temper: float | None) -> None:
+        self.foreign = foreign
+        self.temper = temper
+        self._loss = np.zeros(len(TEMPERATURES))
+
+    @property
+    def value(self) -> float:
+        """The temperature to read the next board at."""
+        if self.temper is None or not self._loss.any():
+            return 1.0
+        cost = self._loss + self.temper * np.log(TEMPERATURES) ** 2
+        return float(TEMPERATURES[int(np.argmin(cost))])
+
+    def observe(self, logits: np.ndarray, classes: np.ndarray) -> None:
+        """Remember how targets read with ``logits`` (their table-adapted log-odds) turned out
+        to be of ``classes`` (foreign ones say nothing of the pieces and are left out)."""
+        if self.temper is None:
+            return
+        keep = np.asarray(classes) != self.foreign
+        z, y = np.asarray(logits, np.float64)[keep], np.asarray(classes)[keep]
+        if not len(y):
+            return
+        z = np.delete(z, self.foreign, axis=1)
+        y = y - (y > self.foreign)
+        for k, t in enumerate(TEMPERATURES):
+            s = z / t
+            s -= s.max(axis=1, keepdims=True)
+            self._loss[k] += float(np.sum(np.log(np.exp(s).sum(axis=1)) - s[np.arange(len(y)), y]))
+
+    def clear(self) -> None:
+        """Forget what this table showed (a new game)."""
+        self._loss[:] = 0.0

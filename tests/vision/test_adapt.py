@@ -1,5 +1,6 @@
-"""Calibrating to the table (vision.adapt): the bank's bounds, the reader's use of it, the fit
-of its parameters and the games it is fitted and benchmarked on."""
+"""Calibrating to the table (vision.adapt): the bank's bounds, the table's temperature, the
+reader's use of them, the fit of their parameters and the games it is fitted and benchmarked
+on."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 import vision.models
 from engine import new_game
 from vision import bench_table
-from vision.adapt import Adaptation, TableBank
+from vision.adapt import Adaptation, TableBank, TableTemperature, tempered_log_probs
 from vision.model import OUTPUTS, model_for, softmax
 from vision.readers import reader_for
 from vision.synth import Domain, random_game, render_scene
@@ -71,6 +72,9 @@ def test_the_adaptation_round_trips_and_is_off_when_a_model_file_has_none():
     assert Adaptation.from_json(None).bound == 0
     older = {k: v for k, v in taught.to_json().items() if k != "misreads"}  # before the field
     assert Adaptation.from_json(older) == ON
+    tempered = replace(ON, temper=3.0)
+    assert Adaptation.from_json(tempered.to_json()) == tempered
+    assert Adaptation.from_json({**tempered.to_json(), "temper": None}).temper is None
     for game in ("gobsmacked", "spectrangle", "gobblet", "blokus"):
         model = model_for(game)
         assert Adaptation.from_json(model.meta["adapt"]) == model.adaptation
@@ -126,6 +130,79 @@ def test_accepted_positions_teach_the_reader_and_a_new_game_forgets():
     # a model whose adaptation is off learns nothing
     plain.calibrate(shots[0], locate(game, shots[0]), known[0])
     assert sum(plain.bank.counts()) == 0
+
+
+def test_a_table_temperature_only_ever_softens_and_leaves_the_foreign_class_alone():
+    rng = np.random.default_rng(4)
+    logits = rng.normal(0.0, 3.0, (50, 4))
+    foreign = 3
+    plain = softmax(logits)
+    assert np.allclose(np.exp(tempered_log_probs(logits, foreign, 1.0)), plain)
+    plain_others = np.delete(plain, foreign, axis=1)
+    for t in (1.5, 4.0):
+        p = np.exp(tempered_log_probs(logits, foreign, t))
+        assert np.allclose(p.sum(axis=1), 1.0)
+        assert np.allclose(p[:, foreign], plain[:, foreign])  # a hand is flagged as before
+        others = np.delete(p, foreign, axis=1)
+        assert (others.argmax(axis=1) == plain_others.argmax(axis=1)).all()
+        assert (others.max(axis=1) <= plain_others.max(axis=1) + 1e-12).all()
+        assert (others.max(axis=1) < plain_others.max(axis=1) - 1e-6).any()
+
+
+def test_a_table_whose_accepted_moves_contradict_its_reads_is_read_less_surely():
+    foreign = 2
+    truth = np.zeros(5, dtype=int)
+    sure_wrong = np.array([[0.0, 6.0, -9.0]] * 5)  # read as class 1 by 6 nats; it was a 0
+    off = TableTemperature(foreign, None)
+    off.observe(sure_wrong, truth)
+    assert off.value == 1.0  # a model file without a temperature
+    loose, held = TableTemperature(foreign, 0.0), TableTemperature(foreign, 100.0)
+    assert loose.value == held.value == 1.0  # nothing shown yet
+    loose.observe(sure_wrong, truth)
+    held.observe(sure_wrong, truth)
+    assert loose.value > 2.0
+    assert 1.0 < held.value < loose.value  # the prior holds it nearer 1
+    right = TableTemperature(foreign, 0.0)
+    right.observe(np.array([[6.0, 0.0, -9.0]] * 5), truth)
+    assert right.value == 1.0  # reads borne out: never surer than the model
+    hands = TableTemperature(foreign, 0.0)
+    hands.observe(sure_wrong, np.full(5, foreign))
+    assert hands.value == 1.0  # foreign targets say nothing of the pieces
+    loose.clear()
+    assert loose.value == 1.0
+
+
+def test_the_reader_reads_at_the_temperature_its_accepted_moves_give_it():
+    game = "gobblet"
+    model = model_for(game)
+    tempered = reader_for(game, model=replace(model, adaptation=replace(ON, temper=0.0)))
+    plain = reader_for(game, model=replace(model, adaptation=ON))
+    codec = new_game(game)
+    boards = random_game(game, 5, 3)
+    shots = [render_scene(game, b, 12, hand=False, domain=Domain.TRAIN).image for b in boards]
+    known = [{n: codec.cell_from_json(v) for n, v in b.items()} for b in boards]
+    for reader in (tempered, plain):
+        for shot, k in zip(shots[:2], known[:2], strict=True):
+            reader.calibrate(shot, locate(game, shot), k)
+    assert tempered.temperature._loss.any()  # the second board's new piece was shown to it
+    assert not plain.temperature._loss.any() and plain.temperature.value == 1.0
+    assert tempered.temperature.value >= 1.0
+    # a table whose moves contradicted its reads: the same frame read less surely
+    sure_wrong = np.zeros((20, len(model.classes)))
+    sure_wrong[:, model.classes.index("white-1")] = 8.0
+    tempered.temperature.observe(sure_wrong, np.full(20, model.classes.index("empty")))
+    assert tempered.temperature.value > 2
+    pose = locate(game, shots[2])
+    hot, cool = (
+        tempered.predict(shots[2], pose, afresh=True),
+        plain.predict(shots[2], pose, afresh=True),
+    )
+    f = model.foreign
+    assert np.allclose(hot[:, f], cool[:, f])
+    assert (np.delete(hot, f, 1).max(axis=1) <= np.delete(cool, f, 1).max(axis=1) + 1e-9).all()
+    assert (np.delete(hot, f, 1).max(axis=1) < np.delete(cool, f, 1).max(axis=1) - 1e-3).any()
+    tempered.forget()
+    assert tempered.temperature.value == 1.0
 
 
 def test_the_table_learns_from_what_the_model_misread_there():
@@ -201,6 +278,24 @@ def test_the_fit_sizes_a_raise_by_the_confidence_it_gives_both_ways():
     choice = choose_adaptation([_steps(logits, np.array([0, 1]), True, 0)], 3)
     assert 1 < choice.adaptation.bound < 3
     assert choice.chosen.right == 5  # the first board has no examples yet
+
+
+def test_the_fit_reads_a_table_its_moves_contradict_at_a_temperature():
+    # every board, two of three targets whose class changed are 0s the model reads as 1s, sure
+    # by 4 nats; the bank cannot help (it is taught the foreign class only). From the second
+    # board on, the table's temperature softens those reads: a lower log-loss, the same reads
+    logits = np.array([[0.0, 4.0, -9.0], [0.0, 4.0, -9.0], [4.0, 0.0, -9.0]])
+    table = _steps(logits, np.zeros(3, dtype=int), True, 2)
+    choice = choose_adaptation([table], 3, foreign=2)
+    assert choice.adaptation.weight == 0 and choice.adaptation.temper is not None
+    assert choice.chosen.mean_loss < choice.untempered.mean_loss
+    assert choice.chosen.right == choice.untempered.right == 3
+    with pytest.raises(ValueError):
+        replay([table], 3, replace(ON, temper=0.0))  # a temperature needs the foreign column
+    # reads the moves bear out: no temperature (every prior ties with none)
+    right = _steps(np.array([[4.0, 0.0, -9.0]] * 3), np.zeros(3, dtype=int), True, 2)
+    assert choose_adaptation([right], 3, foreign=2).adaptation.temper is None
+    assert choose_adaptation([table], 3).adaptation.temper is None  # no foreign column given
 
 
 def test_the_fit_replays_what_the_table_learns_from_its_misreads():

@@ -27,13 +27,13 @@ from engine import Observation, data, new_game
 from engine.core import Content
 from engine.spectrangle import COLOURS
 
-from ..adapt import TableBank
+from ..adapt import TableBank, TableTemperature, tempered_log_probs
 from ..assign import best_assignment, best_within
 from ..change import Memory, change_scores
 from ..geometry import BoardGeometry
 from ..hiding import Standing, standing_sizes
 from ..locate import BoardPose
-from ..model import EMPTY, FOREIGN, CellModel, model_for, softmax
+from ..model import EMPTY, FOREIGN, CellModel, model_for
 from ..sampling import EDGES, PatchSampler
 from . import Reader
 from .common import observation
@@ -56,6 +56,8 @@ class FittedReader(Reader):
         self.memory: Memory | None = None
         #: this table's accepted pieces, as the model's embeddings (:mod:`vision.adapt`)
         self.bank = TableBank(len(self.model.classes), self.model.adaptation)
+        #: how surely this table's reads may be taken (:mod:`vision.adapt`)
+        self.temperature = TableTemperature(self.model.foreign, self.model.adaptation.temper)
         missing = set(self.model.classes) - {EMPTY, FOREIGN} - set(self.labels_known())
         if missing:
             raise ValueError(f"model {self.model.name} has classes {sorted(missing)} unknown here")
@@ -91,8 +93,9 @@ class FittedReader(Reader):
         """Class probabilities of every target of ``frame`` (targets x classes): the model's
         for the cells that changed since the last accepted frame (all of them before the first,
         or ``afresh``), a certain accepted class for the others. The changed ones' logits get
-        the table bank's offsets (:meth:`~vision.adapt.TableBank.offsets`). The frame context,
-        if the model takes one, is always the whole frame's."""
+        the table bank's offsets (:meth:`~vision.adapt.TableBank.offsets`) and are read at the
+        table's temperature (:class:`~vision.adapt.TableTemperature`). The frame context, if
+        the model takes one, is always the whole frame's."""
         patches = self.sampler.sample(frame, pose)
         probs = np.zeros((len(patches), len(self.model.classes)))
         todo = np.arange(len(patches)) if afresh else self._changed(patches)
@@ -100,7 +103,9 @@ class FittedReader(Reader):
             kept = np.setdiff1d(np.arange(len(patches)), todo)
             probs[kept, self.memory.classes[kept]] = 1.0
         if len(todo):
-            probs[todo] = softmax(self._forward(patches, todo)[0])
+            logits = self._forward(patches, todo)[0]
+            t = self.temperature.value
+            probs[todo] = np.exp(tempered_log_probs(logits, self.model.foreign, t))
         return probs
 
     def _forward(
@@ -184,7 +189,8 @@ class FittedReader(Reader):
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
         next frames are judged against them, and the targets whose class changed (all of them
         the first time), and those the model misread where its adaptation says so, are
-        examples of this table's pieces for the bank (:meth:`_teach`).
+        examples of this table's pieces for the bank (:meth:`_teach`); the changed ones, as
+        they were read, tell the table's temperature how sure its reads may be.
 
         ``unchanged`` (the referee judged the board unchanged: nothing was played, or the
         rules and the reader's doubt said so): only the targets whose patches did not change
@@ -200,9 +206,24 @@ class FittedReader(Reader):
         if unchanged and memory is not None:
             kept = np.intersect1d(self._changed(patches), np.flatnonzero(classes == memory.classes))
             patches[kept] = memory.patches[kept]
-        elif self.model.adaptation.bound > 0:
-            self._teach(patches, classes)
+        else:
+            if memory is not None:
+                self._observe(patches, classes)
+            if self.model.adaptation.bound > 0:
+                self._teach(patches, classes)
         self.memory = Memory(patches, classes)
+
+    def _observe(self, patches: np.ndarray, classes: np.ndarray) -> None:
+        """Show the table's temperature the targets whose accepted class changed, among those
+        the last read sent to the model, with the log-odds that read gave them (the bank as it
+        was then: called before :meth:`_teach`)."""
+        if self.model.adaptation.temper is None:
+            return
+        assert self.memory is not None
+        new = np.flatnonzero(classes != self.memory.classes)
+        rows = np.intersect1d(self._changed(patches), new)
+        if len(rows):
+            self.temperature.observe(self._forward(patches, rows)[0], classes[rows])
 
     def _teach(self, patches: np.ndarray, classes: np.ndarray) -> None:
         """Add an accepted frame's examples to the bank (``classes``: every target's accepted
@@ -241,6 +262,7 @@ class FittedReader(Reader):
         """Forget the last accepted frame and this table's examples (a new game is set up)."""
         self.memory = None
         self.bank.clear()
+        self.temperature.clear()
 
 
 class GobbletReader(FittedReader):

@@ -13,11 +13,15 @@ read wrongly with the bank's help. The adaptation whose log-odds give the target
 model the least log-loss (the mean negative log-probability of their true class) is kept (ties:
 the smaller bound, then no ``misreads``; ``weight`` 0, no adaptation, is on the grid): a proper
 scoring rule, so that a raise which makes a confident misread costs more than one it corrects
-gains, as the decoder, which weighs the log-probabilities, would pay for it.
+gains, as the decoder, which weighs the log-probabilities, would pay for it. With that bank, the
+table's temperature (:class:`~vision.adapt.TableTemperature`) is replayed for every ``temper``
+of :data:`TEMPERS`, observing the changed targets of every board after the first as the reader
+does, and kept by the same log-loss (ties: no temperature, then the larger ``temper``).
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..adapt import Adaptation, TableBank
+from ..adapt import Adaptation, TableBank, TableTemperature, tempered_log_probs
 from ..bench_table import filmed_game
 from ..geometry import load_geometry
 from ..model import CellModel
@@ -36,6 +40,8 @@ from .pool import parallel_map
 #: The grid the pair is chosen from.
 WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 REACHES = (1.0, 2.0, 4.0, 8.0)
+#: The weights of the prior that holds a table's temperature at 1 it is chosen from (and none).
+TEMPERS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: Bounds that are not fitted: examples kept per class, and needed before a class counts.
 CAPACITY = 32
 MIN_EXAMPLES = 2
@@ -108,24 +114,36 @@ class Replayed:
         return self.loss / max(self.total, 1)
 
 
-def replay(tables: list[Table], classes: int, adaptation: Adaptation) -> Replayed:
-    """The targets sent to the model read with ``adaptation``: how many right, of how many, and
-    their log-loss."""
+def replay(
+    tables: list[Table], classes: int, adaptation: Adaptation, foreign: int | None = None
+) -> Replayed:
+    """The targets sent to the model read with ``adaptation`` (its temperature needs the
+    ``foreign`` class's column): how many right, of how many, and their log-loss."""
     right = total = 0
     loss = 0.0
+    tempered = adaptation.temper is not None
+    if tempered and foreign is None:
+        raise ValueError("a table's temperature needs the foreign class's column")
     for table in tables:
         bank = TableBank(classes, adaptation)
-        for step in table.steps:
+        temperature = TableTemperature(foreign if foreign is not None else 0, adaptation.temper)
+        for k, step in enumerate(table.steps):
             logits = step.logits
             if bank.active and len(logits):
                 logits = logits + bank.offsets(step.embedding)
-            read_right = np.argmax(logits, axis=1) == step.truth
-            right += int(np.sum(read_right))
             total += len(step.truth)
-            if len(logits):
-                top = logits.max(axis=1)
-                norm = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
-                loss += float(np.sum(norm - logits[np.arange(len(logits)), step.truth]))
+            if not len(logits):
+                continue
+            if tempered:
+                log_p = tempered_log_probs(logits, foreign, temperature.value)
+            else:
+                top = logits.max(axis=1, keepdims=True)
+                log_p = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+            read_right = np.argmax(log_p, axis=1) == step.truth
+            right += int(np.sum(read_right))
+            loss -= float(np.sum(log_p[np.arange(len(log_p)), step.truth]))
+            if k:
+                temperature.observe(logits[step.changed], step.truth[step.changed])
             if adaptation.bound > 0:
                 bank.add(step.taught, step.taught_classes)
                 if adaptation.misreads:
@@ -147,8 +165,8 @@ def fit_adaptation(
     figures of the fit."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
     tables = parallel_map(_job, jobs, workers)
-    classes = len(CellModel.load(model_path).classes)
-    choice = choose_adaptation(tables, classes)
+    model = CellModel.load(model_path)
+    choice = choose_adaptation(tables, len(model.classes), model.foreign)
     total = max(choice.chosen.total, 1)
     figures = {
         "adapt_games": games,
@@ -158,6 +176,7 @@ def fit_adaptation(
         "adapt_right_with": round(choice.chosen.right / total, 6),
         "adapt_loss_without": round(choice.without.mean_loss, 6),
         "adapt_loss_with": round(choice.chosen.mean_loss, 6),
+        "adapt_loss_untempered": round(choice.untempered.mean_loss, 6),
         "adapt_loss_other_misreads": round(choice.other.mean_loss, 6),
     }
     return choice.adaptation, figures
@@ -173,11 +192,15 @@ class Choice:
     without: Replayed
     #: the best adaptation taught the other way (``misreads`` or not; no adaptation included)
     other: Replayed
+    #: the chosen bank without a temperature
+    untempered: Replayed
 
 
-def choose_adaptation(tables: list[Table], classes: int) -> Choice:
+def choose_adaptation(tables: list[Table], classes: int, foreign: int | None = None) -> Choice:
     """The grid's adaptation that gives the targets sent to the model in ``tables`` the least
-    log-loss (ties: the smaller bound, then not taught ``misreads``)."""
+    log-loss (ties: the smaller bound, then not taught ``misreads``), then, given the
+    ``foreign`` class's column, the :data:`TEMPERS` of least log-loss with it (ties: none, then
+    the larger)."""
     scored = []
     for misreads in (False, True):
         for weight in WEIGHTS:
@@ -193,4 +216,12 @@ def choose_adaptation(tables: list[Table], classes: int) -> Choice:
     other = min(
         (s for s in scored if s[1].misreads != best.misreads or s[1].weight == 0), key=cost
     )[0]
-    return Choice(best, chosen, without, other)
+    untempered = chosen
+    if foreign is not None:
+        # (replayed, adaptation, rank): on equal loss, no temperature, then the larger prior
+        options = [(chosen, best, -math.inf)]
+        for t in TEMPERS:
+            tempered = replace(best, temper=t)
+            options.append((replay(tables, classes, tempered, foreign), tempered, -t))
+        chosen, best, _ = min(options, key=lambda s: (s[0].loss, s[2]))
+    return Choice(best, chosen, without, other, untempered)
