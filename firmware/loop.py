@@ -50,7 +50,9 @@ While the mat's markers look smaller than ``vision.locate.RELIABLE_MARKER_PX``, 
 of every screen says that the camera is too far (unless the camera has something to say); while
 some are read only in linear light or eroded (``BoardPose.markers_bled``), that the mat is too
 bright; while some are found only from their outlines (``BoardPose.markers_registered``), that
-they are blurred. Each line is held a few seconds after the last frame that showed its cause
+they are blurred; once the accepted boards have contradicted the reader's reads at this table
+beyond chance (``FrameResult.reads_unsure``, :mod:`vision.adapt`), that the light makes the
+pieces hard to read. Each line is held a few seconds after the last frame that showed its cause
 (:class:`firmware.view_status.ViewStatus`), so that it does not flicker with the camera's noise.
 """
 
@@ -342,7 +344,8 @@ class RefereeLoop:
             self._observed()
             return
         result = self.vision.process(frame, t)
-        view = self._view_status.update(result.pose, t)  # held steady over a few seconds
+        # held steady over a few seconds
+        view = self._view_status.update(result.pose, t, result.reads_unsure)
         self.status = self.status or view
         self._on_frame(frame, result)
         for event in self.events():

@@ -31,7 +31,10 @@ contradicting is read less surely, and the referee asks where it would have gues
 (the model file's, fitted; absent: off) is the weight of the prior that holds ``T`` at 1: the
 fit is ``argmin_T NLL(T) + temper (ln T)^2`` over :data:`TEMPERATURES`. It never makes a read
 surer than the model's, and it leaves the *foreign* class's probability as the model gives it,
-so a hand is flagged as before.
+so a hand is flagged as before. Whatever ``temper`` says, the table's reads count as
+*contradicted* (:attr:`TableTemperature.contradicted`, the status line :data:`READS_UNSURE`)
+once the best temperature explains the accepted boards better than 1 by more than chance would
+at the 0.1 % level: the players are told that this light makes the pieces hard to read.
 
 A new game (:meth:`TableBank.clear`) starts from nothing: the opening's empty board is the first
 example.
@@ -160,6 +163,12 @@ class TableBank:
 
 #: The temperatures a table may be read at: 1 (the model's own confidence) to 20, log-spaced.
 TEMPERATURES = np.exp(np.linspace(0.0, np.log(20.0), 61))
+#: Half the 0.1 % point of chi-squared with one degree of freedom (10.83 / 2): by more nats than
+#: this the best temperature must explain the accepted boards than 1 does for the table's reads
+#: to count as contradicted (a likelihood-ratio test at the 0.1 % level).
+CONTRADICTED_NATS = 5.414
+#: The status line of a table whose reads the accepted boards contradict.
+READS_UNSURE = "reads unsure: light?"
 
 
 def tempered_log_probs(logits: np.ndarray, foreign: int, temperature: float) -> np.ndarray:
@@ -181,7 +190,8 @@ def tempered_log_probs(logits: np.ndarray, foreign: int, temperature: float) -> 
 class TableTemperature:
     """How surely this table's reads may be taken: the temperature (>= 1) that best explains
     the accepted classes of the targets read so far, held at 1 by a prior of weight
-    ``temper`` (None: always 1)."""
+    ``temper`` (None: always 1), and whether those classes contradict the reads beyond
+    chance."""
 
     def __init__(self, foreign: int, temper: float | None) -> None:
         self.foreign = foreign
@@ -196,11 +206,15 @@ class TableTemperature:
         cost = self._loss + self.temper * np.log(TEMPERATURES) ** 2
         return float(TEMPERATURES[int(np.argmin(cost))])
 
+    @property
+    def contradicted(self) -> bool:
+        """Whether the accepted boards contradict this table's reads beyond chance: the best
+        temperature explains them better than 1 by more than :data:`CONTRADICTED_NATS`."""
+        return bool(self._loss[0] - self._loss.min() > CONTRADICTED_NATS)
+
     def observe(self, logits: np.ndarray, classes: np.ndarray) -> None:
         """Remember how targets read with ``logits`` (their table-adapted log-odds) turned out
         to be of ``classes`` (foreign ones say nothing of the pieces and are left out)."""
-        if self.temper is None:
-            return
         keep = np.asarray(classes) != self.foreign
         z, y = np.asarray(logits, np.float64)[keep], np.asarray(classes)[keep]
         if not len(y):

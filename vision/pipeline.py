@@ -57,13 +57,16 @@ SETTLE_PX_PER_MM = 0.5
 @dataclass(frozen=True, eq=False)
 class FrameResult:
     """What one frame showed: ``status`` is ``no-board``, ``moving``, ``occluded``, ``settled``
-    (``observation`` is new and should be judged) or ``unchanged``; ``reason`` says why."""
+    (``observation`` is new and should be judged) or ``unchanged``; ``reason`` says why;
+    ``reads_unsure``: the accepted boards have contradicted the reads of the board found at
+    this table beyond chance (:attr:`vision.readers.Reader.reads_contradicted`)."""
 
     status: str
     t: float
     reason: str = ""
     pose: BoardPose | None = None
     observation: Observation | None = None
+    reads_unsure: bool = False
 
     @property
     def game(self) -> str | None:
@@ -129,11 +132,12 @@ class VisionPipeline:
         self._previous = pose
         small = Rectification.of_mat(pose.geometry, SETTLE_PX_PER_MM).warp(frame, pose)
         state = self.settler.push(t, small, hints)
+        unsure = self.reader(pose.geometry).reads_contradicted
         if state.kind != SETTLED:
             reason = state.reason
             if reason == MARKERS_HIDDEN and self.settler.still_enough(state.still_for):
                 reason = STILL_OCCLUDED
-            return FrameResult(state.kind, t, reason, pose)
+            return FrameResult(state.kind, t, reason, pose, reads_unsure=unsure)
         clear, self._clear_next = self._clear_next, False
         try:
             obs = self.reader(pose.geometry).read(
@@ -151,9 +155,10 @@ class VisionPipeline:
             or (behind and not clear and not self._explained(behind, obs, pose))
         ):
             self.settler.reset()
-            return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose)
+            return FrameResult(OCCLUDED, t, STILL_OCCLUDED, pose, reads_unsure=unsure)
         self._afresh_next = False  # read afresh once, by a read that counts
-        return FrameResult(SETTLED, t, "", pose, Observation(**{**obs.__dict__, "t": t}))
+        observation = Observation(**{**obs.__dict__, "t": t})
+        return FrameResult(SETTLED, t, "", pose, observation, reads_unsure=unsure)
 
     def _coverable(self, pose: BoardPose) -> frozenset[int]:
         """The markers a piece standing on some cell would hide from this camera (worked out

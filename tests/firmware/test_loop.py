@@ -475,6 +475,35 @@ def test_markers_found_only_from_their_outlines_are_told_on_the_screen(tmp_path)
     assert all("markers blurred" in t for t in texts), texts
 
 
+def test_a_table_whose_reads_the_moves_contradict_is_told_on_the_screen(tmp_path):
+    """Once the accepted boards contradict the reader's reads at this table beyond chance (as
+    under a glare that whitens the pieces), the status line says the pieces are hard to read."""
+    scene = render_scene("spectrangle", {}, 1, hand=False)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(6):
+        cv2.imwrite(str(folder / f"{i:02d}.png"), scene.image)
+    display = _display()
+    loop = RefereeLoop(
+        ImageFolder(folder, fps=2.0),
+        display,
+        game="spectrangle",
+        journal_dir=tmp_path / "j",
+        records_dir=tmp_path / "records",
+    )
+    for _ in range(3):
+        loop.step()
+    assert "reads unsure" not in display.screen.text
+    reader = loop.vision.reader(loop.vision.locator.pose.geometry)
+    model = reader.model
+    sure_wrong = np.zeros((9, len(model.classes)))  # red edges read as purple, surely
+    sure_wrong[:, model.classes.index("purple")] = 6.0
+    reader.temperature.observe(sure_wrong, np.full(9, model.classes.index("red")))
+    assert reader.reads_contradicted
+    loop.step()
+    assert "reads unsure: light?" in display.screen.text
+
+
 def test_kill_minus_nine_loses_no_accepted_move(tmp_path):
     """The loop is killed (SIGKILL) at a random moment; every move it had reported as accepted
     is in the journal, and a new loop resumes exactly there."""

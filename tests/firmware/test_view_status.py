@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from firmware.view_status import ViewStatus
+from vision.adapt import READS_UNSURE
 from vision.locate import MARKERS_BLURRED, OVER_EXPOSED, TOO_FAR, BoardLocator
 from vision.synth import render_scene
 
@@ -37,3 +38,12 @@ def test_the_most_pressing_line_held_is_shown(pose):
     assert status.update(pose, 2.0) == TOO_FAR  # both held; too far comes first
     assert status.update(pose, 3.5) == TOO_FAR  # blurred has gone, too far not yet
     assert status.update(pose, 4.5) == ""
+
+
+def test_a_table_whose_reads_the_moves_contradict_is_told_last(pose):
+    status = ViewStatus(hold_s=3.0)
+    assert status.update(pose, 0.0, reads_unsure=True) == READS_UNSURE
+    assert status.update(None, 0.5, reads_unsure=True) == READS_UNSURE  # held, not renewed
+    outlined = replace(pose, markers_registered=pose.markers_seen[:2])
+    assert status.update(outlined, 1.0, reads_unsure=True) == MARKERS_BLURRED  # the view first
+    assert status.update(pose, 4.5) == ""  # a new game: the reads are no longer doubted

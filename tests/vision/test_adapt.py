@@ -155,7 +155,8 @@ def test_a_table_whose_accepted_moves_contradict_its_reads_is_read_less_surely()
     sure_wrong = np.array([[0.0, 6.0, -9.0]] * 5)  # read as class 1 by 6 nats; it was a 0
     off = TableTemperature(foreign, None)
     off.observe(sure_wrong, truth)
-    assert off.value == 1.0  # a model file without a temperature
+    assert off.value == 1.0  # a model file without a temperature reads as its model does...
+    assert off.contradicted  # ... and still says that the moves contradict its reads
     loose, held = TableTemperature(foreign, 0.0), TableTemperature(foreign, 100.0)
     assert loose.value == held.value == 1.0  # nothing shown yet
     loose.observe(sure_wrong, truth)
@@ -164,12 +165,15 @@ def test_a_table_whose_accepted_moves_contradict_its_reads_is_read_less_surely()
     assert 1.0 < held.value < loose.value  # the prior holds it nearer 1
     right = TableTemperature(foreign, 0.0)
     right.observe(np.array([[6.0, 0.0, -9.0]] * 5), truth)
-    assert right.value == 1.0  # reads borne out: never surer than the model
+    assert right.value == 1.0 and not right.contradicted  # never surer than the model
+    once = TableTemperature(foreign, 0.0)
+    once.observe(np.array([[0.0, 2.0, -9.0]]), truth[:1])
+    assert not once.contradicted  # one misread by 2 nats is within chance
     hands = TableTemperature(foreign, 0.0)
     hands.observe(sure_wrong, np.full(5, foreign))
     assert hands.value == 1.0  # foreign targets say nothing of the pieces
     loose.clear()
-    assert loose.value == 1.0
+    assert loose.value == 1.0 and not loose.contradicted
 
 
 def test_the_reader_reads_at_the_temperature_its_accepted_moves_give_it():
@@ -185,7 +189,7 @@ def test_the_reader_reads_at_the_temperature_its_accepted_moves_give_it():
         for shot, k in zip(shots[:2], known[:2], strict=True):
             reader.calibrate(shot, locate(game, shot), k)
     assert tempered.temperature._loss.any()  # the second board's new piece was shown to it
-    assert not plain.temperature._loss.any() and plain.temperature.value == 1.0
+    assert plain.temperature._loss.any() and plain.temperature.value == 1.0  # no temper
     assert tempered.temperature.value >= 1.0
     # a table whose moves contradicted its reads: the same frame read less surely
     sure_wrong = np.zeros((20, len(model.classes)))

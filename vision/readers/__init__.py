@@ -83,6 +83,12 @@ class Reader(ABC):
     def forget(self) -> None:
         """Forget what :meth:`calibrate` taught (a new game is being set up)."""
 
+    @property
+    def reads_contradicted(self) -> bool:
+        """Whether the accepted boards have contradicted this reader's reads at this table
+        beyond chance (a light that makes the pieces hard to read; :mod:`vision.adapt`)."""
+        return False
+
     def standing(self, content: Content) -> Standing | None:
         """The footprint and height of ``content`` when it stands tall on its cell, so that it
         may hide a marker from a tilted camera (:mod:`vision.hiding`); ``None`` for an empty

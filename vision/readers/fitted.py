@@ -217,13 +217,17 @@ class FittedReader(Reader):
         """Show the table's temperature the targets whose accepted class changed, among those
         the last read sent to the model, with the log-odds that read gave them (the bank as it
         was then: called before :meth:`_teach`)."""
-        if self.model.adaptation.temper is None:
-            return
         assert self.memory is not None
         new = np.flatnonzero(classes != self.memory.classes)
         rows = np.intersect1d(self._changed(patches), new)
         if len(rows):
             self.temperature.observe(self._forward(patches, rows)[0], classes[rows])
+
+    @property
+    def reads_contradicted(self) -> bool:
+        """Whether the accepted boards contradict this table's reads beyond chance
+        (:attr:`~vision.adapt.TableTemperature.contradicted`)."""
+        return self.temperature.contradicted
 
     def _teach(self, patches: np.ndarray, classes: np.ndarray) -> None:
         """Add an accepted frame's examples to the bank (``classes``: every target's accepted
