@@ -126,7 +126,8 @@ def replay(
         raise ValueError("a table's temperature needs the foreign class's column")
     for table in tables:
         bank = TableBank(classes, adaptation)
-        temperature = TableTemperature(foreign if foreign is not None else 0, adaptation.temper)
+        # without a temperature (read at 1), the foreign column is never used
+        temperature = TableTemperature(foreign or 0, adaptation.temper)
         for k, step in enumerate(table.steps):
             logits = step.logits
             if bank.active and len(logits):
@@ -134,15 +135,11 @@ def replay(
             total += len(step.truth)
             if not len(logits):
                 continue
-            if tempered:
-                log_p = tempered_log_probs(logits, foreign, temperature.value)
-            else:
-                top = logits.max(axis=1, keepdims=True)
-                log_p = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+            log_p = tempered_log_probs(logits, temperature.foreign, temperature.value)
             read_right = np.argmax(log_p, axis=1) == step.truth
             right += int(np.sum(read_right))
             loss -= float(np.sum(log_p[np.arange(len(log_p)), step.truth]))
-            if k:
+            if k and tempered:
                 temperature.observe(logits[step.changed], step.truth[step.changed])
             if adaptation.bound > 0:
                 bank.add(step.taught, step.taught_classes)
