@@ -421,8 +421,10 @@ def test_no_board_is_reported_after_a_grace_period(tmp_path):
     assert "NO BOARD" in display.screen.text
 
 
-def _screens(tmp_path: Path, game: str, frames: list[np.ndarray]) -> list[str]:
-    """The OLED's text after each of ``frames``, played by a referee loop from a folder."""
+def _folder_loop(
+    tmp_path: Path, game: str, frames: list[np.ndarray]
+) -> tuple[RefereeLoop, Display]:
+    """A referee loop of ``game`` (and its OLED) that plays ``frames`` from a folder."""
     folder = tmp_path / "frames"
     folder.mkdir(parents=True)
     for i, frame in enumerate(frames):
@@ -435,6 +437,12 @@ def _screens(tmp_path: Path, game: str, frames: list[np.ndarray]) -> list[str]:
         journal_dir=tmp_path / "j",
         records_dir=tmp_path / "records",
     )
+    return loop, display
+
+
+def _screens(tmp_path: Path, game: str, frames: list[np.ndarray]) -> list[str]:
+    """The OLED's text after each of ``frames``, played by a referee loop from a folder."""
+    loop, display = _folder_loop(tmp_path, game, frames)
     texts = []
     for _ in frames:
         loop.step()
@@ -479,18 +487,7 @@ def test_a_table_whose_reads_the_moves_contradict_is_told_on_the_screen(tmp_path
     """Once the accepted boards contradict the reader's reads at this table beyond chance (as
     under a glare that whitens the pieces), the status line says the pieces are hard to read."""
     scene = render_scene("spectrangle", {}, 1, hand=False)
-    folder = tmp_path / "frames"
-    folder.mkdir()
-    for i in range(6):
-        cv2.imwrite(str(folder / f"{i:02d}.png"), scene.image)
-    display = _display()
-    loop = RefereeLoop(
-        ImageFolder(folder, fps=2.0),
-        display,
-        game="spectrangle",
-        journal_dir=tmp_path / "j",
-        records_dir=tmp_path / "records",
-    )
+    loop, display = _folder_loop(tmp_path, "spectrangle", [scene.image] * 6)
     for _ in range(3):
         loop.step()
     assert "reads unsure" not in display.screen.text
