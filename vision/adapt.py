@@ -171,18 +171,21 @@ CONTRADICTED_NATS = 5.414
 READS_UNSURE = "reads unsure: light?"
 
 
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    """Row-wise log-probabilities of the log-odds ``z`` (N x K)."""
+    shifted = z - z.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
 def tempered_log_probs(logits: np.ndarray, foreign: int, temperature: float) -> np.ndarray:
     """Log-probabilities of ``logits`` (N x classes) read at ``temperature``: the ``foreign``
     column's as the model gives them, the others' shared out by the softmax of their log-odds
     divided by ``temperature``."""
     z = np.asarray(logits, np.float64)
-    top = z.max(axis=1, keepdims=True) if len(z) else z
-    log_p = z - top - np.log(np.exp(z - top).sum(axis=1, keepdims=True))
-    if temperature == 1.0 or not len(z):
+    log_p = _log_softmax(z)
+    if temperature == 1.0:
         return log_p
-    others = np.delete(z, foreign, axis=1) / temperature
-    others -= others.max(axis=1, keepdims=True)
-    others -= np.log(np.exp(others).sum(axis=1, keepdims=True))
+    others = _log_softmax(np.delete(z, foreign, axis=1) / temperature)
     rest = np.log1p(-np.minimum(np.exp(log_p[:, foreign]), 1.0 - 1e-12))
     return np.insert(others + rest[:, None], foreign, log_p[:, foreign], axis=1)
 
@@ -221,10 +224,9 @@ class TableTemperature:
             return
         z = np.delete(z, self.foreign, axis=1)
         y = y - (y > self.foreign)
+        rows = np.arange(len(y))
         for k, t in enumerate(TEMPERATURES):
-            s = z / t
-            s -= s.max(axis=1, keepdims=True)
-            self._loss[k] += float(np.sum(np.log(np.exp(s).sum(axis=1)) - s[np.arange(len(y)), y]))
+            self._loss[k] -= float(np.sum(_log_softmax(z / t)[rows, y]))
 
     def clear(self) -> None:
         """Forget what this table showed (a new game)."""
