@@ -130,13 +130,8 @@ class FittedReader(Reader):
         scores = change_scores(patches, memory.patches, model.change_window, model.change_box)
         moved = scores >= threshold
         cells = self.sampler.cells
-        changed = self.judged_again({c for c, m in zip(cells, moved, strict=True) if m})
+        changed = {c for c, m in zip(cells, moved, strict=True) if m}
         return np.array([i for i, c in enumerate(cells) if c in changed], dtype=int)
-
-    def judged_again(self, changed: set[str]) -> set[str]:
-        """The cells sent to the model when the change test passed ``changed``: those alone,
-        unless a game's pieces say more (:class:`BlokusReader`)."""
-        return changed
 
     def read(
         self, frame: np.ndarray, pose: BoardPose, *, clear: bool = False, afresh: bool = False
@@ -309,24 +304,6 @@ class BlokusReader(FittedReader):
 
     def capacity(self, content: Content) -> int | None:
         return None if content is None else self.codec.edition.total_squares
-
-    def judged_again(self, changed: set[str]) -> set[str]:
-        """The changed cells and every cell beside one (sharing an edge): a piece covers
-        edge-connected squares, so a square of the piece just put down whose patch the change
-        test let pass (a colour close to the board's in this light) lies beside one it caught."""
-        beside = self._beside
-        return changed.union(*(beside[c] for c in changed))
-
-    @cached_property
-    def _beside(self) -> dict[str, set[str]]:
-        """Each cell's neighbours: the cells that share two corners with it (an edge)."""
-        corners = {
-            c.name: {(round(x, 1), round(y, 1)) for x, y in c.polygon} for c in self.geometry.cells
-        }
-        return {
-            a: {b for b, other in corners.items() if b != a and len(mine & other) >= 2}
-            for a, mine in corners.items()
-        }
 
 
 class SpectrangleReader(FittedReader):
