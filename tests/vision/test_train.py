@@ -309,6 +309,16 @@ def test_a_missed_hand_costs_more_than_a_clear_board_flagged():
     assert t.flag <= 0.6
 
 
+def test_the_validation_split_is_the_recipes_count_in_proportion_to_the_run():
+    from vision.train.fit import validation_indices
+
+    recipe = {"scenes": 2500, "valid_scenes": 2000}
+    assert validation_indices(recipe, 2500) == range(10_000_000, 10_002_000)
+    assert len(validation_indices(recipe, 5000)) == 4000
+    assert len(validation_indices(recipe, 8)) == 6
+    assert len(validation_indices(recipe, 1)) == 1
+
+
 def test_the_foreign_thresholds_are_fitted_again_on_a_kept_network(tmp_path):
     import json
     import shutil
@@ -320,10 +330,10 @@ def test_the_foreign_thresholds_are_fitted_again_on_a_kept_network(tmp_path):
     for suffix in (".json", ".onnx"):
         shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"gobsmacked{suffix}")
     path = refit_threshold(
-        "gobsmacked", recipes()["gobsmacked"], tmp_path, seed=1, workers=1, scenes=40
+        "gobsmacked", recipes()["gobsmacked"], tmp_path, seed=1, workers=1, scenes=8
     )
     meta = json.loads(path.read_text())
-    assert meta["trained"]["valid_scenes"] == 6
+    assert meta["trained"]["valid_scenes"] == 6  # the recipe's 2000 of 2500, for 8
     again = CellModel.load(path)
     assert again.onnx == model.onnx
     assert 0.05 <= again.hide_threshold <= 0.995 and 0.05 <= again.foreign_threshold <= 0.995

@@ -30,13 +30,13 @@ from .dataset import Patches, build
 from .decode import fit_margins, judge_games
 from .kernel import expected_costs
 
-#: Scenes of the validation split (rendered from other indices of the same domain).
-VALIDATION_SCENES = 0.15
 
-
-def validation_indices(scenes: int) -> range:
-    """The scene indices of the validation split of a training run of ``scenes`` scenes."""
-    return range(10_000_000, 10_000_000 + max(1, int(scenes * VALIDATION_SCENES)))
+def validation_indices(recipe: dict[str, Any], scenes: int) -> range:
+    """The scene indices of the validation split of a training run of ``scenes`` scenes: the
+    recipe's ``valid_scenes`` for a run of its ``scenes``, as many in proportion for a run of
+    more or fewer (a small trial), rendered from other indices of the same domain."""
+    count = round(scenes * int(recipe["valid_scenes"]) / int(recipe["scenes"]))
+    return range(10_000_000, 10_000_000 + max(1, count))
 
 
 def _torch():
@@ -502,7 +502,7 @@ def train(
 ) -> Path:
     """Render, fit and export one model; return its JSON's path."""
     n = int(scenes or recipe["scenes"])
-    indices = validation_indices(n)
+    indices = validation_indices(recipe, n)
     start = time.perf_counter()
     print(f"{name}: rendering {n} + {len(indices)} scenes", flush=True)
     data = build(recipe, range(n), seed, workers=workers)
@@ -544,7 +544,7 @@ def refit_threshold(
     many scenes, default the model's); the network is kept. Return the JSON's path."""
     path = out / f"{name}.json"
     meta = json.loads(path.read_text(encoding="utf-8"))
-    indices = validation_indices(int(scenes or meta["trained"]["scenes"]))
+    indices = validation_indices(recipe, int(scenes or meta["trained"]["scenes"]))
     fit_reading(path, build(recipe, indices, seed, workers=workers))
     return path
 
