@@ -6,8 +6,9 @@ move, latency = (time of the frame whose verdict was shown - time of the first f
 hand) + the wall-clock time the loop took on that frame. Memory: ``referee run`` is started as a
 child process with the synthetic camera source and its peak resident set size is read back, and
 beside it the peak of its private memory: the resident set also counts the pages of the shared
-libraries mapped in, which the page cache may hold in larger or smaller pieces (a venv pip has
-just filled: 40 MB more, ``docs/benchmarks.md``), while the private memory is the process's own.
+libraries mapped in, which the page cache may hold in larger or smaller pieces (library files
+read whole beforehand: about 40 MB more, ``docs/benchmarks.md``; measure with the caches
+dropped), while the private memory is the process's own.
 """
 
 from __future__ import annotations
