@@ -61,6 +61,11 @@ def reader_class(path: str) -> Any:
     return getattr(import_module(module), name)
 
 
+#: The first scene index of every recipe's validation split (its training scenes count up from
+#: 0, so the two never share a scene).
+VALIDATION_START = 10_000_000
+
+
 def training_domain(recipe: dict[str, Any]) -> Domain:
     """The domain a recipe's scenes are drawn from: :data:`~vision.synth.Domain.TRAIN`, with
     the ranges and chances of the recipe's ``domain`` (field name: value, a range as a

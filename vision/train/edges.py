@@ -31,7 +31,7 @@ from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
 from ..placement import BoardPlacement, placement_shift, rigid
 from ..synth import random_board_shift, random_position, render_scene
-from .dataset import scene_domain
+from .dataset import VALIDATION_START, scene_domain
 from .pool import parallel_map
 
 #: Half-width (mm) of the target's fall from 1 at the true edge to 0.
@@ -106,7 +106,7 @@ def fit_edges(
     n = int(scenes or recipe["scenes"])
     n_valid = min(int(recipe["valid_scenes"]), max(1, n // 6))  # fewer for a small trial
     jobs = [(recipe, i, seed) for i in range(n)]
-    valid_jobs = [(recipe, 10_000_000 + i, seed) for i in range(n_valid)]
+    valid_jobs = [(recipe, VALIDATION_START + i, seed) for i in range(n_valid)]
     print(f"edges: rendering {n} + {n_valid} scenes", flush=True)
     train = [s for s in parallel_map(_job, jobs, workers, chunksize=4) if s]
     valid = [s for s in parallel_map(_job, valid_jobs, workers, chunksize=4) if s]

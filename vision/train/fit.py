@@ -26,7 +26,7 @@ from ..decode import WRONG_COST
 from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
-from .dataset import Patches, build
+from .dataset import VALIDATION_START, Patches, build
 from .decode import fit_margins, judge_games
 from .kernel import expected_costs
 
@@ -36,7 +36,7 @@ def validation_indices(recipe: dict[str, Any], scenes: int) -> range:
     recipe's ``valid_scenes`` for a run of its ``scenes``, as many in proportion for a run of
     more or fewer (a small trial), rendered from other indices of the same domain."""
     count = round(scenes * int(recipe["valid_scenes"]) / int(recipe["scenes"]))
-    return range(10_000_000, 10_000_000 + max(1, count))
+    return range(VALIDATION_START, VALIDATION_START + max(1, count))
 
 
 def _torch():

@@ -26,7 +26,7 @@ import numpy as np
 from ..still_look import STILL_LOOK_FILE, StillLook, features, outline_mask, unlikeness
 from ..synth import random_position, render_scene
 from ..synth.photo import film
-from .dataset import scene_domain
+from .dataset import VALIDATION_START, scene_domain
 from .pool import parallel_map
 
 
@@ -118,7 +118,7 @@ def fit_still_look(
     n_valid = min(int(recipe["valid_scenes"]), max(1, n // 4))  # fewer for a small trial
     print(f"still-look: rendering {n} + {n_valid} scenes", flush=True)
     jobs = [(recipe, i, seed) for i in range(n)]
-    valid_jobs = [(recipe, 10_000_000 + i, seed) for i in range(n_valid)]
+    valid_jobs = [(recipe, VALIDATION_START + i, seed) for i in range(n_valid)]
     train = np.concatenate(parallel_map(_job, jobs, workers, chunksize=4))
     valid = np.concatenate(parallel_map(_job, valid_jobs, workers, chunksize=4))
     render_s = time.perf_counter() - start
