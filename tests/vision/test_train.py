@@ -193,8 +193,14 @@ def test_the_change_threshold_is_fitted_again_on_a_kept_network(tmp_path):
     model = model_for("gobblet")
     for suffix in (".json", ".onnx"):
         shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"gobblet{suffix}")
+    before = (tmp_path / "gobblet.json").open("rb")  # as a bench reading the folder would
     path = refit_change("gobblet", recipes()["gobblet"], tmp_path, seed=9, workers=1, pairs=3)
     meta = json.loads(path.read_text())
+    # the file is replaced whole, not rewritten in place: a reader already in it reads the
+    # old model's JSON to its end, and nothing is left beside it
+    with before:
+        assert json.loads(before.read()) == json.loads(model.meta_path.read_text())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gobblet.json", "gobblet.onnx"]
     assert meta["trained"]["change_pairs"] == 3
     assert meta["change_threshold"] == meta["trained"]["change_threshold"] > 0
     # the window (the whole patch or the cell's own) and box kept are the ones that let fewest

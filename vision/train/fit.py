@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from ..adapt import Adaptation
@@ -144,8 +143,10 @@ def _two_outputs(net):
 def with_embedding(onnx_bytes: bytes) -> bytes:
     """A format-1 network (``logits`` only) with its last hidden layer as a second output,
     ``embedding``: the same weights, so the same logits."""
-    net = cv2.dnn.readNetFromONNX(np.frombuffer(onnx_bytes, dtype=np.uint8))
-    if "embedding" in net.getUnconnectedOutLayersNames():
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(onnx_bytes, providers=["CPUExecutionProvider"])
+    if "embedding" in (output.name for output in session.get_outputs()):
         return onnx_bytes
     import onnx
 
@@ -466,7 +467,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         dynamo=False,
     )
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.onnx").write_bytes(buf.getvalue())
+    _write_whole(out / f"{name}.onnx", buf.getvalue())
     meta = {
         "format": FORMAT,
         "games": recipe["games"],
@@ -621,7 +622,7 @@ def refit_adaptation(
     its ``embedding`` output if it was written before it had one). Return the JSON's path."""
     path = out / f"{name}.json"
     onnx_path = path.with_suffix(".onnx")
-    onnx_path.write_bytes(with_embedding(onnx_path.read_bytes()))
+    _write_whole(onnx_path, with_embedding(onnx_path.read_bytes()))
     meta = json.loads(path.read_text(encoding="utf-8"))
     # a format-1 file now has the embedding (format 2); a later format stays what it is
     meta["format"] = max(int(meta.get("format", 1)), 2)
@@ -662,4 +663,12 @@ def refit_decode(
 
 def _write_meta(path: Path, meta: dict[str, Any]) -> None:
     """Write a model file's JSON."""
-    path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    _write_whole(path, (json.dumps(meta, indent=1) + "\n").encode("utf-8"))
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` all at once (a temporary file renamed over it): a bench
+    reading a models folder while a fit rewrites it never reads half a file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
