@@ -391,8 +391,10 @@ def test_a_network_without_an_embedding_is_given_one():
     new = with_embedding(old.SerializeToString())
     patches = np.random.default_rng(3).random((5, *model_patch_shape(model)), dtype=np.float32)
     given = replace(model, onnx=new)  # read as the referee reads it, context and all
-    assert np.allclose(given.forward(patches)[0], model.forward(patches)[0], atol=1e-5)
-    assert np.allclose(given.forward(patches)[1], model.forward(patches)[1], atol=1e-5)
+    logits, embedding = given.forward(patches)
+    want_logits, want_embedding = model.forward(patches)
+    assert np.allclose(logits, want_logits, atol=1e-5)
+    assert np.allclose(embedding, want_embedding, atol=1e-5)
 
 
 def test_fitting_the_adaptation_again_keeps_the_model_file_s_format(tmp_path):
