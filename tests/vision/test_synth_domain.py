@@ -7,6 +7,7 @@ import hashlib
 import platform
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -17,13 +18,26 @@ from vision.synth.pieces import _facets, bell_profile
 from vision.synth.textures import bgr, rgb
 from vision.synth.vary import jitter
 
-#: SHA-256 (first 16 hex digits) of nominal renders made before the domain randomisation.
+#: SHA-256 (first 16 hex digits) of nominal renders, by the OpenCV version that made them. The
+#: 5.0.0 ones were made before the domain randomisation. Every OpenCV release measured rounds its
+#: warps and blurs a little differently (4.10, 4.13, 4.14, 5.0 and 5.1 give five sets; 5.1.0
+#: differs from 5.0.0 in under 0.1 % of the pixels, by at most 6 grey levels): a version's set is
+#: recorded here once the readers are measured under it (docs/benchmarks.md).
 NOMINAL = {
-    ("gobsmacked", 3): "e56e61ede4e98ffb",
-    ("spectrangle", 8): "f76c8dd45707f2cf",
-    ("gobblet", 8): "972288675e8c8666",
-    ("blokus", 3): "1f801664a5f38c36",
+    "5.0.0": {
+        ("gobsmacked", 3): "e56e61ede4e98ffb",
+        ("spectrangle", 8): "f76c8dd45707f2cf",
+        ("gobblet", 8): "972288675e8c8666",
+        ("blokus", 3): "1f801664a5f38c36",
+    },
+    "5.1.0": {
+        ("gobsmacked", 3): "120a057e759eb732",
+        ("spectrangle", 8): "6d85c65306ae6baa",
+        ("gobblet", 8): "99338ca832f9c555",
+        ("blokus", 3): "b30c6ff19366afb3",
+    },
 }
+SCENES = sorted(NOMINAL["5.0.0"])
 
 #: The varied domains without their tint: drawn last, it recolours a box's look whatever was
 #: drawn before, so the tests that change one earlier draw and compare looks go without it.
@@ -42,10 +56,14 @@ def _render(game: str, seed: int, domain: Domain = Domain.NOMINAL, **options):
     reason="the digests are x86-64 renders: OpenCV's and libjpeg's arm64 kernels round "
     "differently (0.5-1.2 grey levels on average, measured in make pi-check's roots)",
 )
-@pytest.mark.parametrize(("game", "seed"), sorted(NOMINAL))
+@pytest.mark.skipif(
+    cv2.__version__ not in NOMINAL,
+    reason=f"no digests recorded for OpenCV {cv2.__version__} (recorded: {', '.join(NOMINAL)})",
+)
+@pytest.mark.parametrize(("game", "seed"), SCENES)
 def test_the_nominal_domain_renders_the_corpus_bit_for_bit(game, seed):
-    image = _render(game, seed).image
-    assert hashlib.sha256(image.tobytes()).hexdigest()[:16] == NOMINAL[(game, seed)]
+    digest = hashlib.sha256(_render(game, seed).image.tobytes()).hexdigest()[:16]
+    assert digest == NOMINAL[cv2.__version__][(game, seed)]
 
 
 @pytest.mark.parametrize("game", ["gobblet", "spectrangle"])
