@@ -18,9 +18,9 @@ from vision.synth.pieces import _facets, bell_profile
 from vision.synth.textures import bgr, rgb
 from vision.synth.vary import jitter
 
-#: SHA-256 (first 16 hex digits) of nominal renders, by the OpenCV version that made them. The
-#: 5.0.0 ones were made before the domain randomisation. Every OpenCV release measured rounds its
-#: warps and blurs a little differently (4.10, 4.13, 4.14, 5.0 and 5.1 give five sets; 5.1.0
+#: SHA-256 (first 16 hex digits) of nominal renders, by the OpenCV version that made them; the
+#: 5.0.0 set is the one recorded before the domain randomisation. Every OpenCV release tried rounds
+#: its warps and blurs a little differently (4.10, 4.13, 4.14, 5.0, 5.1: five sets; 5.1.0
 #: differs from 5.0.0 in under 0.1 % of the pixels, by at most 6 grey levels): a version's set is
 #: recorded here once the readers are measured under it (docs/benchmarks.md).
 NOMINAL = {
