@@ -41,7 +41,8 @@ def window_problem() -> str | None:
     except cv2.error:
         return (
             "this OpenCV cannot open windows (opencv-python-headless); for a window: "
-            "pip uninstall opencv-python-headless && pip install opencv-python"
+            "pip uninstall opencv-python-headless && "
+            f'pip install "opencv-python=={cv2.__version__}.*"'
         )
     return None
 

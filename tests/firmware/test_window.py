@@ -72,7 +72,8 @@ def test_an_opencv_without_windows_is_told_with_the_fix(monkeypatch):
         raise cv2.error("The function is not implemented")
 
     monkeypatch.setattr(cv2, "namedWindow", no_gui)
-    assert "pip install opencv-python" in (window_problem() or "")
+    # the same OpenCV with windows: a version the project was tested with, whatever pip's newest
+    assert f'pip install "opencv-python=={cv2.__version__}.*"' in (window_problem() or "")
 
 
 def test_the_window_shows_each_screen_magnified_pixel_for_pixel(monkeypatch):
