@@ -620,7 +620,7 @@ def test_a_marker_unread_after_the_run_began_anew_is_checked_against_its_last_cr
 
 def test_markers_unread_in_fresh_noise_are_judged_by_their_look():
     """A far camera (markers about 18 px a side) films a still, clear Blokus board with fresh
-    sensor noise in every frame: the detector leaves markers unread in most frames, two of them
+    sensor noise in every frame: the detector leaves markers unread in most frames, some of them
     first read after the still run began, and optical flow cannot follow their corners through
     the noise. None is reported missing: each looks as like its crop as the markers read in the
     same frame look like theirs. A card over a marker read all along makes it missing."""
@@ -631,16 +631,20 @@ def test_markers_unread_in_fresh_noise_are_judged_by_their_look():
     geometry = load_geometry(game)
     locator = BoardLocator([geometry])
     first_seen: set[int] = set()
+    seen: set[int] = set()
     unread = 0
     for k in range(30):
         pose = locator.locate(film(plain, scene.params, np.random.default_rng([seed, k])), k / 10)
+        seen |= set(pose.markers_seen)
         if k == 0:
             first_seen = set(pose.markers_seen)
         if k >= 6:
             unread += len(visible_markers(scene) - set(pose.markers_seen))
             assert pose.markers_missing == (), k
     assert unread >= 60  # the detector did leave markers unread
-    assert {11, 12} - first_seen == {11, 12}  # read only after the run began
+    # read only after the run began (which ones the detector's rounding decides: 11 and 12 on
+    # x86-64, 12 alone on arm64)
+    assert seen - first_seen
     frame = film(plain, scene.params, np.random.default_rng([seed, 30]))
     corners = pose.to_image(geometry.marker(9).corners().astype(np.float64))
     assert locator.locate(_carded(frame, corners), 3.0).markers_missing == (9,)
