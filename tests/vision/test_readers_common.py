@@ -46,9 +46,12 @@ def test_sample_image_is_bilinear_at_any_number_of_points():
 def test_a_shrunk_region_samples_like_the_frame():
     image = _gradient(240, 320)
     pts = np.random.default_rng(2).uniform([40, 30], [280, 200], size=(500, 2))
-    region = Region.around(image, pts, factor=2)
-    assert region.image.shape[0] < image.shape[0]
-    np.testing.assert_allclose(region.sample(pts), sample_image(image, pts), atol=0.3)
+    region = Region.around(image.shape, pts, factor=2)
+    x0, y0, x1, y1 = region.box
+    assert x1 - x0 < image.shape[1] and y1 - y0 < image.shape[0]
+    np.testing.assert_allclose(region.sample(image), sample_image(image, pts), atol=0.3)
+    # the region samples any frame of that shape: another picture's colours at the same points
+    np.testing.assert_allclose(region.sample(2 * image), 2 * sample_image(image, pts), atol=0.6)
 
 
 def test_point_sets_group_their_points():

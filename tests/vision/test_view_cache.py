@@ -48,11 +48,12 @@ def test_a_still_board_is_sampled_from_the_same_points_and_a_moved_one_afresh():
     sampler = PatchSampler(load_geometry(game), PatchSpec("square", 36.0, 16, (2.0,)))
     pose = locate(game, image)
     idx = np.arange(len(sampler.targets))
-    kept = sampler._points_in(pose, idx)
-    assert sampler._points_in(replace(pose), idx) is kept  # the same view, another pose object
+    kept = sampler._regions(image.shape, pose, idx)
+    # the same view, another pose object
+    assert sampler._regions(image.shape, replace(pose), idx) is kept
     shift = np.array([[1, 0, 2.0], [0, 1, 0], [0, 0, 1]])  # the board 2 mm along
     moved = replace(pose, homography=pose.homography @ shift)
-    afresh = sampler._points_in(moved, idx)
+    afresh = sampler._regions(image.shape, moved, idx)
     assert afresh is not kept
-    assert not np.allclose(afresh[0][0], kept[0][0])
+    assert not np.allclose(afresh[0].grid, kept[0].grid)
     assert np.array_equal(sampler.sample(image, pose), sampler.sample(image, replace(pose)))

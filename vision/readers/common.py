@@ -45,40 +45,52 @@ def sample_image(frame: np.ndarray, image_px: np.ndarray) -> np.ndarray:
     """Bilinear colours (Nx3 float32, or N for a grey frame) of ``frame`` at image points
     (Nx2 px); points outside the frame take the nearest border pixel."""
     pts = np.asarray(image_px, dtype=np.float32).reshape(-1, 2)
-    n = len(pts)
-    if n == 0:
+    if len(pts) == 0:
         return np.zeros((0, *frame.shape[2:]), dtype=np.float32)
-    # cv2.remap takes maps of fewer than 32767 columns: lay many points out in rows
+    return _remap(frame, _remap_map(pts), len(pts))
+
+
+def _remap_map(pts: np.ndarray) -> np.ndarray:
+    """Points (Nx2 float32) laid out as a ``cv2.remap`` map: maps of fewer than 32767 columns,
+    so many points go in rows of :data:`REMAP_WIDTH` (the last row padded)."""
+    n = len(pts)
     width = min(n, REMAP_WIDTH)
     rows = -(-n // width)
     grid = np.zeros((rows * width, 2), dtype=np.float32)
     grid[:n] = pts
-    out = cv2.remap(
-        frame,
-        grid.reshape(rows, width, 2),
-        None,
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REPLICATE,
-    )
-    return out.reshape((-1, *frame.shape[2:]))[:n].astype(np.float32)
+    return grid.reshape(rows, width, 2)
+
+
+def _remap(image: np.ndarray, grid: np.ndarray, n: int) -> np.ndarray:
+    """The first ``n`` bilinear colours (float32) of ``image`` at the map ``grid``."""
+    out = cv2.remap(image, grid, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape((-1, *image.shape[2:]))[:n].astype(np.float32)
 
 
 @dataclass(frozen=True, eq=False)
 class Region:
-    """A crop of a frame shrunk by an integer ``factor`` (each pixel the mean of a
-    ``factor`` x ``factor`` block: less sensor noise, cheap to sample). ``origin`` is the crop's
-    top-left corner in the frame (px)."""
+    """Where a set of frame points is sampled from: a crop of the frame (``box``: x0, y0, x1,
+    y1 px) shrunk by an integer ``factor`` (each pixel the mean of a ``factor`` x ``factor``
+    block: less sensor noise, cheap to sample), and the points laid out in the shrunk crop as a
+    ``cv2.remap`` map. Worked out once for a view of the board, it samples every frame of that
+    view."""
 
-    image: np.ndarray
-    origin: tuple[int, int]
+    box: tuple[int, int, int, int]
     factor: int
+    grid: np.ndarray
+    points: int
 
     @classmethod
     def around(
-        cls, frame: np.ndarray, image_px: np.ndarray, factor: int = 2, margin: int = 4
+        cls,
+        frame_shape: Sequence[int],
+        image_px: np.ndarray,
+        factor: int = 2,
+        margin: int = 4,
     ) -> Region:
-        """The smallest crop (grown by ``margin`` px, within the frame) holding ``image_px``."""
-        h, w = frame.shape[:2]
+        """The smallest crop (grown by ``margin`` px, within a frame of ``frame_shape``)
+        holding ``image_px`` (Nx2 px, N >= 1)."""
+        h, w = frame_shape[:2]
         pts = np.asarray(image_px)
         # per column: numpy reduces an N x 2 array along axis 0 some 15 times slower
         lo = np.floor([pts[:, 0].min(), pts[:, 1].min()]) - margin
@@ -87,16 +99,18 @@ class Region:
         x1, y1 = (int(v) for v in np.clip(hi, (x0 + factor, y0 + factor), (w, h)))
         x1 -= (x1 - x0) % factor
         y1 -= (y1 - y0) % factor
-        crop = frame[y0:y1, x0:x1]
-        if factor > 1:
-            size = ((x1 - x0) // factor, (y1 - y0) // factor)
-            crop = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-        return cls(crop, (x0, y0), factor)
+        local = (np.asarray(pts, dtype=np.float64) - (x0, y0) + 0.5) / factor - 0.5
+        grid = _remap_map(local.astype(np.float32).reshape(-1, 2))
+        return cls((x0, y0, x1, y1), factor, grid, len(local))
 
-    def sample(self, image_px: np.ndarray) -> np.ndarray:
-        """Colours (Nx3 float32) at frame points (Nx2 px)."""
-        local = (np.asarray(image_px, dtype=np.float64) - self.origin + 0.5) / self.factor - 0.5
-        return sample_image(self.image, local)
+    def sample(self, frame: np.ndarray) -> np.ndarray:
+        """Colours (Nx3 float32) of ``frame`` at the region's points."""
+        x0, y0, x1, y1 = self.box
+        crop = frame[y0:y1, x0:x1]
+        if self.factor > 1:
+            size = ((x1 - x0) // self.factor, (y1 - y0) // self.factor)
+            crop = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+        return _remap(crop, self.grid, self.points)
 
 
 def in_frame(image_px: np.ndarray, frame_shape: Sequence[int], margin: float = 1.0) -> np.ndarray:

@@ -151,8 +151,8 @@ class PatchSampler:
         #: its corners (a homography per patch: the lens bends a patch too little to matter)
         self.corners = np.array([square @ t.affine.T for t in self.targets])
         self.centres = np.array([t.affine @ [0.5, 0.5, 1.0] for t in self.targets])
-        #: the last view's patch points: [(image px, shrink) per plane] (:meth:`_points_in`)
-        self._view_points: LastView[list[tuple[np.ndarray, int]]] = LastView()
+        #: the last view's patch points, one region per plane (:meth:`_regions`)
+        self._view_regions: LastView[list[Region]] = LastView()
 
     @property
     def cells(self) -> tuple[str, ...]:
@@ -177,26 +177,26 @@ class PatchSampler:
         idx = np.arange(len(self.targets)) if targets is None else np.asarray(targets, dtype=int)
         black, span = (level.astype(np.float32) for level in ref.levels(self.centres[idx]))
         views = []
-        for image_px, shrink in self._points_in(pose, idx):
-            region = Region.around(frame, image_px, shrink)
-            colours = region.sample(image_px).reshape(len(idx), n, 3)
+        for region in self._regions(frame.shape, pose, idx):
+            colours = region.sample(frame).reshape(len(idx), n, 3)
             refl = (colours - black[:, None, :]) / span[:, None, :]
             views.append(refl.reshape(len(idx), self.spec.px, self.spec.px, 3))
         patches = np.concatenate(views, axis=3).transpose(0, 3, 1, 2)
         return np.clip(patches, -0.5, 2.0).astype(np.float32)
 
-    def _points_in(self, pose: BoardPose, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
-        """Per plane of the spec's heights, the image point of every pixel of the patches of
-        the targets ``idx`` at ``pose`` and the frame's shrink factor. The last pose's are
-        kept: a still board keeps its homography (the locator's deadband), so they are
-        computed again only when it moves or other targets are asked for."""
-        key = (pose.view_key(), idx.tobytes())
-        return self._view_points.get(key, lambda: self._project(pose, idx))
+    def _regions(self, shape: Sequence[int], pose: BoardPose, idx: np.ndarray) -> list[Region]:
+        """Per plane of the spec's heights, the region of a frame of ``shape`` that samples
+        every pixel of the patches of the targets ``idx`` at ``pose``, shrunk by
+        :func:`_shrink`. The last view's are kept: a still board keeps its homography (the
+        locator's deadband), so they are worked out again only when it moves or other targets
+        are asked for."""
+        key = (tuple(shape[:2]), pose.view_key(), idx.tobytes())
+        return self._view_regions.get(key, lambda: self._project(shape, pose, idx))
 
-    def _project(self, pose: BoardPose, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
-        """:meth:`_points_in` worked out afresh."""
+    def _project(self, shape: Sequence[int], pose: BoardPose, idx: np.ndarray) -> list[Region]:
+        """:meth:`_regions` worked out afresh."""
         corners = self.corners[idx].reshape(-1, 2)
-        points = []
+        regions = []
         for height in self.spec.heights_mm:
             try:
                 plane = plane_pose(pose, self.surface_mm + height)
@@ -204,8 +204,8 @@ class PatchSampler:
                 raise BoardNotFound(IMPOSSIBLE_VIEW, str(exc)) from None
             quads = plane.to_image(corners).reshape(len(idx), 4, 2)
             image_px = square_to_quads(quads, self.unit).reshape(-1, 2)
-            points.append((image_px, _shrink(image_px, self.spec.px)))
-        return points
+            regions.append(Region.around(shape, image_px, _shrink(image_px, self.spec.px)))
+        return regions
 
 
 def square_to_quads(quads: np.ndarray, unit: np.ndarray) -> np.ndarray:
