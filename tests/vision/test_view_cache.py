@@ -57,3 +57,9 @@ def test_a_still_board_is_sampled_from_the_same_points_and_a_moved_one_afresh():
     assert afresh is not kept
     assert not np.allclose(afresh[0].grid, kept[0].grid)
     assert np.array_equal(sampler.sample(image, pose), sampler.sample(image, replace(pose)))
+    # a frame of another size (the camera set to another resolution) gets regions of its own,
+    # cropped within it
+    small = image[: image.shape[0] // 2]
+    [region] = sampler._regions(small.shape, pose, idx)
+    assert region is not sampler._regions(image.shape, pose, idx)[0]
+    assert region.box[3] <= small.shape[0]
