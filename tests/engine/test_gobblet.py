@@ -620,6 +620,19 @@ def test_a_partly_hidden_board_with_a_change_is_not_judged_yet():
     assert verdict.candidates == (Place(4, "b2"),)
 
 
+def test_an_occluded_observation_is_judged_on_the_cells_it_gives():
+    # the format does not say; docs/engine.md: read and judged like any other observation
+    ref = Referee("gobblet")
+    hidden = picture(". . . .\n. . . .\n. . . .\n. . . .")
+    del hidden["cells"]["a1"]
+    hidden.update(partial=True, occluded=True)
+    assert ref.feed(hidden).verdict.kind == "no-change"
+    whole = picture(". . . .\n. . . .\n. W4 . .\n. . . .")
+    whole["occluded"] = True
+    outcome = ref.feed(whole)
+    assert outcome.verdict.kind == "move" and outcome.verdict.move == Place(4, "b2")
+
+
 @pytest.mark.parametrize(
     ("diagram", "cells", "words"),
     [
