@@ -54,7 +54,8 @@ def global_gain(now: np.ndarray, before: np.ndarray) -> np.ndarray:
 def own_window(geometry: BoardGeometry, spec: PatchSpec) -> float:
     """The share of a patch's side that is its target's own cell: for a square patch the
     side of a square of the cell's area over the patch's (the neighbours round it left out),
-    at most 1; 1 for an edge patch (a Spectrangle edge's patch is its cell's)."""
+    at most 1; 1 for an edge patch (a Spectrangle edge's patch is its cell's) and for a polar
+    one (the middle of its side is not the middle of the board it shows)."""
     if spec.kind != "square":
         return 1.0
     areas = [cv2.contourArea(np.asarray(c.polygon, np.float32)) for c in geometry.cells]

@@ -34,6 +34,17 @@ def test_the_context_is_the_quantiles_of_the_patches_central_means_channel_by_ch
     assert np.allclose(frame_context(bordered, QUANTILES), context)
 
 
+def test_a_polar_patch_s_context_is_taken_over_its_inner_rings():
+    patches = _patches()
+    context = frame_context(patches, QUANTILES, "polar")
+    inner = patches[:, :, :4].mean(axis=(2, 3))
+    for c in range(3):
+        assert np.allclose(context[c * 3 : c * 3 + 3], np.quantile(inner[:, c], QUANTILES))
+    ringed = patches.copy()
+    ringed[:, :, 4:] = 5.0  # the outer rings (the neighbours) are not part of it
+    assert np.allclose(frame_context(ringed, QUANTILES, "polar"), context)
+
+
 def test_a_frame_shot_brighter_has_a_context_as_much_brighter_and_an_empty_one_is_zeros():
     patches = _patches()
     assert np.allclose(

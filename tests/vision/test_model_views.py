@@ -30,6 +30,16 @@ def test_a_square_patch_has_its_three_turns_and_an_edge_patch_its_mirror():
     assert all(v.flags.c_contiguous for v in (*turns, mirror))
 
 
+def test_a_polar_patch_turns_by_rolling_its_angles_a_quarter_turn_at_a_time():
+    patches = np.arange(2 * 6 * 8 * 8, dtype=np.float32).reshape(2, 6, 8, 8)
+    turns = PatchSpec("polar", 40.0, 8, (0.0, 20.0)).views(patches)
+    assert len(turns) == 3
+    # rows are rings and stay; the angle of column a is found a quarter turn on
+    for k, turn in enumerate(turns, start=1):
+        assert np.array_equal(turn[..., (2 * k) % 8], patches[..., 0])
+        assert np.array_equal(turn[:, :, 3], patches[:, :, 3][..., np.r_[-2 * k : 8 - 2 * k]])
+
+
 def _frame(game: str) -> tuple[np.ndarray, object]:
     reader = reader_for(game)
     cells = random_position(game, np.random.default_rng(11))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from vision.geometry import hex_bgr, load_geometry
-from vision.sampling import EDGES, PatchSampler, PatchSpec
+from vision.sampling import EDGES, PatchSampler, PatchSpec, polar_unit
 from vision.synth import random_position, render_scene
 
 from .reader_corpus import locate
@@ -69,6 +69,29 @@ def test_edge_patches_put_each_edge_at_the_bottom():
         assert _nearest(spot, palette) == colour[target.part], (target.cell, target.part)
         checked += 1
     assert checked > 20
+
+
+def test_polar_patches_lay_rings_outwards_and_show_each_cells_content_inside():
+    unit = polar_unit(8)
+    radius = np.hypot(*(unit - 0.5).T).reshape(8, 8)
+    angle = np.arctan2(*(unit - 0.5).T[::-1]).reshape(8, 8) % (2 * np.pi)
+    assert np.allclose(radius, ((np.arange(8) + 0.5) / 16)[:, None])  # row r: one ring
+    assert np.allclose(angle, (2 * np.pi * np.arange(8) / 8)[None, :])  # column a: one angle
+    game = "blokus"
+    scene, sampler, patches = _patches(game, PatchSpec("polar", 28.0, 16, (2.0,)), 5)
+    look = load_geometry(game).extra["look"]
+    palette = {
+        "orange": hex_bgr(look["pieces"]["orange"]),
+        "violet": hex_bgr(look["pieces"]["violet"]),
+    }
+    assert patches.shape == (144, 3, 16, 16)
+    placed = 0
+    for name, patch in zip(sampler.cells, patches, strict=True):
+        if scene.cells[name] is not None:
+            placed += 1
+            inner = patch[:, :6].reshape(3, -1).mean(axis=1)  # within 5.25 mm of the centre
+            assert _nearest(inner, palette) == scene.cells[name], name
+    assert placed > 10
 
 
 def test_unknown_patch_kind_is_refused():

@@ -1,9 +1,10 @@
 """Where a model looks: fixed-size patches of every cell, rectified through the board's pose.
 
 A :class:`PatchSpec` (stored in the model file, so sampling and model always agree) says how big
-a patch is on the board, how many pixels it has and on which planes above the playing surface it
-is taken (one 3-channel view per plane: the tops of tall pieces stand out of the board, and each
-plane's view is sharp for what lies at its height). :class:`PatchSampler` turns a frame and a
+a patch is on the board, how it is laid out (a square grid, or rings round the cell's centre),
+how many pixels it has and on which planes above the playing surface it is taken (one 3-channel
+view per plane: the tops of tall pieces stand out of the board, and each plane's view is sharp
+for what lies at its height). :class:`PatchSampler` turns a frame and a
 :class:`~vision.locate.BoardPose` into an ``N x C x px x px`` float32 array of reflectances
 (0 = the markers' black, 1 = the mat's white paper, local light removed), one row per *target*:
 a cell, or for Spectrangle one edge of a cell, turned so that the edge is at the bottom.
@@ -33,9 +34,12 @@ EDGES = SIDES
 @dataclass(frozen=True)
 class PatchSpec:
     """How a model sees its targets: ``kind`` ``square`` (a square of ``size_mm`` around each
-    cell's centre) or ``edge`` (each edge of a triangular cell at the bottom of a square of
-    ``size_mm`` times the cell's side); ``px`` pixels a side; ``heights_mm`` the planes above the
-    playing surface, one view (3 channels) each."""
+    cell's centre), ``polar`` (the disc of diameter ``size_mm`` round each cell's centre, row
+    ``r`` the ring at ``(r + 0.5) / px`` of its radius, column ``a`` the angle ``a / px`` of a
+    turn: twice a square's steps outwards for the same pixels, where a round piece's size lies)
+    or ``edge`` (each edge of a triangular cell at the bottom of a square of ``size_mm`` times
+    the cell's side); ``px`` pixels a side; ``heights_mm`` the planes above the playing
+    surface, one view (3 channels) each."""
 
     kind: str
     size_mm: float
@@ -50,10 +54,13 @@ class PatchSpec:
     def views(self, patches: np.ndarray) -> list[np.ndarray]:
         """The other views of ``patches`` (N x C x px x px) that a network fitted on this spec
         reads alike, because its training turned and mirrored them (``vision.train.fit``): a
-        square patch turned by 90, 180 and 270 degrees; an edge patch mirrored left to right
+        square patch turned by 90, 180 and 270 degrees; a polar patch too (its columns rolled
+        by a quarter, a half and three quarters of a turn); an edge patch mirrored left to right
         (its edge stays at the bottom)."""
         if self.kind == "square":
             return [np.ascontiguousarray(np.rot90(patches, k, axes=(2, 3))) for k in (1, 2, 3)]
+        if self.kind == "polar":
+            return [np.roll(patches, k * self.px // 4, axis=3) for k in (1, 2, 3)]
         return [np.ascontiguousarray(patches[..., ::-1])]
 
     def to_json(self) -> dict[str, Any]:
@@ -131,7 +138,7 @@ class PatchSampler:
     """Cuts every target's patch out of a frame (see the module docstring)."""
 
     def __init__(self, geometry: BoardGeometry, spec: PatchSpec) -> None:
-        if spec.kind == "square":
+        if spec.kind in ("square", "polar"):
             self.targets = _square_targets(geometry, spec.size_mm)
         elif spec.kind == "edge":
             self.targets = _edge_targets(geometry, spec.size_mm)
@@ -141,11 +148,8 @@ class PatchSampler:
         self.spec = spec
         self.surface_mm = geometry.board_height
         self.reference = MatReference(geometry)
-        n = spec.px
-        u = (np.arange(n) + 0.5) / n
-        gu, gv = np.meshgrid(u, u)
-        #: every patch pixel's centre in patch coordinates (0..1 across and down)
-        self.unit = np.column_stack([gu.ravel(), gv.ravel()])
+        #: every patch pixel's centre in patch coordinates (0..1 across and down), row by row
+        self.unit = polar_unit(spec.px) if spec.kind == "polar" else square_unit(spec.px)
         square = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [0.0, 1.0, 1.0]])
         #: board mm of every patch's corners (T x 4 x 2): a patch is mapped to the image through
         #: its corners (a homography per patch: the lens bends a patch too little to matter)
@@ -208,6 +212,22 @@ class PatchSampler:
         return regions
 
 
+def square_unit(px: int) -> np.ndarray:
+    """The centres of a ``px`` x ``px`` grid's pixels in the unit square (px*px x 2), row by row."""
+    u = (np.arange(px) + 0.5) / px
+    gu, gv = np.meshgrid(u, u)
+    return np.column_stack([gu.ravel(), gv.ravel()])
+
+
+def polar_unit(px: int) -> np.ndarray:
+    """A polar patch's pixels in the unit square (px*px x 2): row ``r`` the ring of radius
+    ``(r + 0.5) / (2 px)`` round the centre, column ``a`` at the angle ``a / px`` of a turn."""
+    radius = (np.arange(px) + 0.5) / (2 * px)
+    angle = 2 * np.pi * np.arange(px) / px
+    r, a = np.meshgrid(radius, angle, indexing="ij")
+    return np.column_stack([0.5 + (r * np.cos(a)).ravel(), 0.5 + (r * np.sin(a)).ravel()])
+
+
 def square_to_quads(quads: np.ndarray, unit: np.ndarray) -> np.ndarray:
     """Points (Q x K x 2) of the unit square's points ``unit`` (K x 2, 0..1) under the
     homography that takes the square's corners (0,0), (1,0), (1,1), (0,1) to each of ``quads``
@@ -238,7 +258,8 @@ def square_to_quads(quads: np.ndarray, unit: np.ndarray) -> np.ndarray:
 
 def _shrink(image_px: np.ndarray, px: int) -> int:
     """The integer factor to shrink the frame by before sampling, so that neighbouring patch
-    pixels are about 1.5 frame pixels apart (less aliasing and noise when the board is close)."""
+    pixels are about 1.5 frame pixels apart (less aliasing and noise when the board is close):
+    the larger of a row's first step and a column's (a polar patch: the step outwards)."""
     step = np.linalg.norm(image_px[1] - image_px[0])
     if px > 1 and len(image_px) > px:
         step = max(step, float(np.linalg.norm(image_px[px] - image_px[0])))

@@ -168,12 +168,15 @@ def with_embedding(onnx_bytes: bytes) -> bytes:
 def augment(x, c, kind: str, gen):
     """Random turns/mirrors and photometric changes of a batch (N x C x px x px tensor) and,
     alike, of its frame contexts (N x C*Q: the same gain, tint, gamma and offset, as the whole
-    frame of each patch would have had them)."""
+    frame of each patch would have had them). A polar patch turns by any of its angles (its
+    columns rolled)."""
     torch = _torch()
     n = x.shape[0]
-    if kind == "square":
-        k = int(torch.randint(0, 4, (1,), generator=gen))
-        x = torch.rot90(x, k, (2, 3))
+    if kind in ("square", "polar"):
+        if kind == "square":
+            x = torch.rot90(x, int(torch.randint(0, 4, (1,), generator=gen)), (2, 3))
+        else:
+            x = torch.roll(x, int(torch.randint(0, x.shape[3], (1,), generator=gen)), 3)
         if torch.rand(1, generator=gen) < 0.5:
             x = torch.flip(x, (3,))
     elif torch.rand(1, generator=gen) < 0.5:
