@@ -35,22 +35,24 @@ def test_spec_round_trips_through_json():
     assert spec.channels == 6
 
 
-def test_square_patch_centres_show_each_cells_content():
-    game = "blokus"
-    scene, sampler, patches = _patches(game, PatchSpec("square", 28.0, 16, (2.0,)), 5)
-    look = load_geometry(game).extra["look"]
-    palette = {
-        "orange": hex_bgr(look["pieces"]["orange"]),
-        "violet": hex_bgr(look["pieces"]["violet"]),
-    }
+def _blokus_middles_read(kind: str, middle) -> int:
+    """How many placed Blokus squares the ``middle`` of their ``kind`` patches (28 mm, 16 px)
+    shows in their colour; asserts that every one does."""
+    scene, sampler, patches = _patches("blokus", PatchSpec(kind, 28.0, 16, (2.0,)), 5)
+    pieces = load_geometry("blokus").extra["look"]["pieces"]
+    palette = {colour: hex_bgr(pieces[colour]) for colour in ("orange", "violet")}
     assert patches.shape == (144, 3, 16, 16)
     placed = 0
     for name, patch in zip(sampler.cells, patches, strict=True):
-        centre = patch[:, 6:10, 6:10].reshape(3, -1).mean(axis=1)
         if scene.cells[name] is not None:
             placed += 1
-            assert _nearest(centre, palette) == scene.cells[name], name
-    assert placed > 10
+            colour = middle(patch).reshape(3, -1).mean(axis=1)
+            assert _nearest(colour, palette) == scene.cells[name], name
+    return placed
+
+
+def test_square_patch_centres_show_each_cells_content():
+    assert _blokus_middles_read("square", lambda patch: patch[:, 6:10, 6:10]) > 10
 
 
 def test_edge_patches_put_each_edge_at_the_bottom():
@@ -77,21 +79,8 @@ def test_polar_patches_lay_rings_outwards_and_show_each_cells_content_inside():
     angle = np.arctan2(*(unit - 0.5).T[::-1]).reshape(8, 8) % (2 * np.pi)
     assert np.allclose(radius, ((np.arange(8) + 0.5) / 16)[:, None])  # row r: one ring
     assert np.allclose(angle, (2 * np.pi * np.arange(8) / 8)[None, :])  # column a: one angle
-    game = "blokus"
-    scene, sampler, patches = _patches(game, PatchSpec("polar", 28.0, 16, (2.0,)), 5)
-    look = load_geometry(game).extra["look"]
-    palette = {
-        "orange": hex_bgr(look["pieces"]["orange"]),
-        "violet": hex_bgr(look["pieces"]["violet"]),
-    }
-    assert patches.shape == (144, 3, 16, 16)
-    placed = 0
-    for name, patch in zip(sampler.cells, patches, strict=True):
-        if scene.cells[name] is not None:
-            placed += 1
-            inner = patch[:, :6].reshape(3, -1).mean(axis=1)  # within 5.25 mm of the centre
-            assert _nearest(inner, palette) == scene.cells[name], name
-    assert placed > 10
+    # the inner rings, within 5.25 mm of the centre
+    assert _blokus_middles_read("polar", lambda patch: patch[:, :6]) > 10
 
 
 def test_unknown_patch_kind_is_refused():
