@@ -172,14 +172,11 @@ def augment(x, c, kind: str, gen):
     columns rolled)."""
     torch = _torch()
     n = x.shape[0]
-    if kind in ("square", "polar"):
-        if kind == "square":
-            x = torch.rot90(x, int(torch.randint(0, 4, (1,), generator=gen)), (2, 3))
-        else:
-            x = torch.roll(x, int(torch.randint(0, x.shape[3], (1,), generator=gen)), 3)
-        if torch.rand(1, generator=gen) < 0.5:
-            x = torch.flip(x, (3,))
-    elif torch.rand(1, generator=gen) < 0.5:
+    if kind == "square":
+        x = torch.rot90(x, int(torch.randint(0, 4, (1,), generator=gen)), (2, 3))
+    elif kind == "polar":
+        x = torch.roll(x, int(torch.randint(0, x.shape[3], (1,), generator=gen)), 3)
+    if torch.rand(1, generator=gen) < 0.5:  # every kind may be mirrored
         x = torch.flip(x, (3,))
     views = x.shape[1] // 3
     gain = torch.exp(0.15 * torch.randn(n, 1, 1, 1, generator=gen))
