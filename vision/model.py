@@ -134,7 +134,7 @@ class CellModel:
         network takes none)."""
         if not self.context:
             return np.zeros(0, np.float32)
-        return frame_context(patches, self.context, self.spec.kind)
+        return frame_context(self.spec.middle(patches), self.context)
 
     def forward(
         self,
@@ -199,19 +199,15 @@ class CellModel:
         return softmax(self.forward(patches, net, context)[0])
 
 
-def frame_context(
-    patches: np.ndarray, quantiles: tuple[float, ...], kind: str = "square"
-) -> np.ndarray:
+def frame_context(middles: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
     """What one frame's board looks like, as a network's second input: each target's mean over
-    the central half of its patch (per channel; a ``polar`` patch's inner half of its rings,
-    the same disc), then the ``quantiles`` of those over the frame's targets; channel by
-    channel (C x Q values, float32). Pieces and empty cells both enter it, in whatever share
-    the position has: the network learns to read a patch against it, whatever the light and
-    the camera's curve did to every colour of the frame alike."""
-    n, c, px, _ = patches.shape
-    lo, hi = px // 4, px - px // 4
-    middle = patches[:, :, : px // 2] if kind == "polar" else patches[:, :, lo:hi, lo:hi]
-    means = np.asarray(middle, np.float32).mean(axis=(2, 3))
+    the middle of its patch (``middles``, N x C x ...: :meth:`~vision.sampling.PatchSpec.middle`,
+    per channel), then the ``quantiles`` of those over the frame's targets; channel by channel
+    (C x Q values, float32). Pieces and empty cells both enter it, in whatever share the
+    position has: the network learns to read a patch against it, whatever the light and the
+    camera's curve did to every colour of the frame alike."""
+    n, c = middles.shape[:2]
+    means = np.asarray(middles, np.float32).mean(axis=(2, 3))
     if n == 0:
         return np.zeros(c * len(quantiles), np.float32)
     return np.quantile(means, quantiles, axis=0).T.reshape(-1).astype(np.float32)

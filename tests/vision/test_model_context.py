@@ -8,11 +8,14 @@ import pytest
 
 from vision.model import frame_context, model_for
 from vision.readers import reader_for
+from vision.sampling import PatchSpec
 from vision.synth import Domain, random_position, render_scene
 
 from .reader_corpus import locate
 
 QUANTILES = (0.1, 0.5, 0.9)
+SQUARE = PatchSpec("square", 66.0, 8)
+POLAR = PatchSpec("polar", 66.0, 8)
 
 
 def _patches(n: int = 40, channels: int = 3, px: int = 8) -> np.ndarray:
@@ -22,7 +25,7 @@ def _patches(n: int = 40, channels: int = 3, px: int = 8) -> np.ndarray:
 
 def test_the_context_is_the_quantiles_of_the_patches_central_means_channel_by_channel():
     patches = _patches()
-    context = frame_context(patches, QUANTILES)
+    context = frame_context(SQUARE.middle(patches), QUANTILES)
     assert context.shape == (3 * len(QUANTILES),) and context.dtype == np.float32
     centre = patches[:, :, 2:6, 2:6].mean(axis=(2, 3))
     for c in range(3):
@@ -31,18 +34,18 @@ def test_the_context_is_the_quantiles_of_the_patches_central_means_channel_by_ch
     # the patch's border (a neighbour's edge) is not part of it
     bordered = patches.copy()
     bordered[:, :, 0, :] = 5.0
-    assert np.allclose(frame_context(bordered, QUANTILES), context)
+    assert np.allclose(frame_context(SQUARE.middle(bordered), QUANTILES), context)
 
 
 def test_a_polar_patch_s_context_is_taken_over_its_inner_rings():
     patches = _patches()
-    context = frame_context(patches, QUANTILES, "polar")
+    context = frame_context(POLAR.middle(patches), QUANTILES)
     inner = patches[:, :, :4].mean(axis=(2, 3))
     for c in range(3):
         assert np.allclose(context[c * 3 : c * 3 + 3], np.quantile(inner[:, c], QUANTILES))
     ringed = patches.copy()
     ringed[:, :, 4:] = 5.0  # the outer rings (the neighbours) are not part of it
-    assert np.allclose(frame_context(ringed, QUANTILES, "polar"), context)
+    assert np.allclose(frame_context(POLAR.middle(ringed), QUANTILES), context)
 
 
 def test_a_frame_shot_brighter_has_a_context_as_much_brighter_and_an_empty_one_is_zeros():

@@ -11,6 +11,7 @@ import pytest
 from vision.geometry import load_geometry
 from vision.model import EMPTY, FOREIGN, CellModel
 from vision.readers import READERS
+from vision.sampling import PatchSpec
 from vision.synth import Domain, random_position, render_scene
 from vision.train.cli import recipes
 from vision.train.dataset import build, labelled_patches, scene_patches, training_domain
@@ -167,7 +168,8 @@ def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():
     data = build(recipe, range(2), seed=5, domain=Domain.NOMINAL, workers=1)
     for scene in np.unique(data.scene):
         rows = data.scene == scene
-        expected = frame_context(data.x[rows].astype(np.float32), (0.25, 0.5, 0.75))
+        middles = PatchSpec.from_json(recipe["patch"]).middle(data.x[rows].astype(np.float32))
+        expected = frame_context(middles, (0.25, 0.5, 0.75))
         assert np.allclose(data.context[rows], expected[None, :], atol=2e-3)
     assert not np.allclose(data.context[data.scene == 0][0], data.context[data.scene == 1][0])
 

@@ -63,6 +63,16 @@ class PatchSpec:
             return [np.roll(patches, k * self.px // 4, axis=3) for k in (1, 2, 3)]
         return [np.ascontiguousarray(patches[..., ::-1])]
 
+    def middle(self, patches: np.ndarray) -> np.ndarray:
+        """The middle of ``patches`` (N x C x px x px), where a target's own cell is and its
+        neighbours are not: a square or edge patch's central half a side; a polar patch's inner
+        half of its rings (the same disc)."""
+        px = self.px
+        if self.kind == "polar":
+            return patches[:, :, : px // 2]
+        lo, hi = px // 4, px - px // 4
+        return patches[:, :, lo:hi, lo:hi]
+
     def to_json(self) -> dict[str, Any]:
         """The spec as stored in a model file."""
         return {

@@ -145,7 +145,7 @@ def labelled_patches(
     )
     hidden = np.array([t.cell in scene.hidden for t in sampler.targets], dtype=bool)
     y = np.where(hidden, classes.index(FOREIGN), under)
-    context = frame_context(x, quantiles, spec.kind) if quantiles else np.zeros(0)
+    context = frame_context(spec.middle(x), quantiles) if quantiles else np.zeros(0)
     cell_index = {c.name: i for i, c in enumerate(geometry.cells)}
     return Patches(
         x.astype(np.float16),
