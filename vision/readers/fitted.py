@@ -189,7 +189,7 @@ class FittedReader(Reader):
         """Remember ``frame``'s patches and the accepted contents ``known`` (every cell): the
         next frames are judged against them, and the targets whose class changed (all of them
         the first time), and those the model misread where its adaptation says so, are
-        examples of this table's pieces for the bank (:meth:`_teach`); the changed ones, as
+        examples of this table's pieces for the bank (:meth:`_learn`); the changed ones, as
         they were read, tell the table's temperature how sure its reads may be.
 
         ``unchanged`` (the referee judged the board unchanged: nothing was played, or the
@@ -207,21 +207,8 @@ class FittedReader(Reader):
             kept = np.intersect1d(self._changed(patches), np.flatnonzero(classes == memory.classes))
             patches[kept] = memory.patches[kept]
         else:
-            if memory is not None:
-                self._observe(patches, classes)
-            if self.model.adaptation.bound > 0:
-                self._teach(patches, classes)
+            self._learn(patches, classes)
         self.memory = Memory(patches, classes)
-
-    def _observe(self, patches: np.ndarray, classes: np.ndarray) -> None:
-        """Show the table's temperature the targets whose accepted class changed, among those
-        the last read sent to the model, with the log-odds that read gave them (the bank as it
-        was then: called before :meth:`_teach`)."""
-        assert self.memory is not None
-        new = np.flatnonzero(classes != self.memory.classes)
-        rows = np.intersect1d(self._changed(patches), new)
-        if len(rows):
-            self.temperature.observe(self._forward(patches, rows)[0], classes[rows])
 
     @property
     def reads_contradicted(self) -> bool:
@@ -229,28 +216,46 @@ class FittedReader(Reader):
         (:attr:`~vision.adapt.TableTemperature.contradicted`)."""
         return self.temperature.contradicted
 
-    def _teach(self, patches: np.ndarray, classes: np.ndarray) -> None:
-        """Add an accepted frame's examples to the bank (``classes``: every target's accepted
-        class): the targets whose class changed (all of them the first time) and, where the
-        model's adaptation takes ``misreads``, the targets the reader sent to the model again
-        that the model (with the bank) read as something else: a misread at this table (an
-        empty square beside a new piece that looked foreign in this light)."""
+    def _learn(self, patches: np.ndarray, classes: np.ndarray) -> None:
+        """What an accepted frame teaches (``classes``: every target's accepted class; the
+        memory still the last accepted frame's), from one change test and one pass of the
+        network with the bank as it was at the read:
+
+        - the table's temperature sees the targets whose accepted class changed, among those
+          the read sent to the model again, with the log-odds it gave them;
+        - the bank, if the model adapts, gets examples of this table's pieces: the targets
+          whose class changed (all of them the first time) and, where the adaptation takes
+          ``misreads``, the targets sent to the model again that it (with the bank) read as
+          something else: a misread at this table (an empty square beside a new piece that
+          looked foreign in this light)."""
         memory = self.memory
-        misreads = memory is not None and self.model.adaptation.misreads
+        everything = np.arange(len(classes))
         if memory is None:
-            rows = np.arange(len(classes))
+            observed, taught, misreads = everything[:0], everything, False
         else:
-            rows = np.flatnonzero(classes != memory.classes)
-            if misreads:
-                rows = np.union1d(rows, self._changed(patches))
+            changed = self._changed(patches)
+            new = np.flatnonzero(classes != memory.classes)
+            misreads = self.model.adaptation.misreads
+            observed = np.intersect1d(changed, new)
+            taught = np.union1d(new, changed) if misreads else new
+        if self.model.adaptation.bound <= 0:
+            taught = taught[:0]
+        rows = np.union1d(observed, taught)
         if not len(rows):
             return
-        logits, embedding = self._forward(patches, rows, adapted=misreads)
-        taught = classes[rows]
+        logits, embedding = self._forward(patches, rows)
+        if len(observed):
+            at = np.searchsorted(rows, observed)
+            self.temperature.observe(logits[at], classes[observed])
+        if not len(taught):
+            return
+        at = np.searchsorted(rows, taught)
+        logits, embedding, labels = logits[at], embedding[at], classes[taught]
         if misreads:
-            teach = (taught != memory.classes[rows]) | (logits.argmax(axis=1) != taught)
-            embedding, taught = embedding[teach], taught[teach]
-        self.bank.add(embedding, taught)
+            assert memory is not None
+            teach = (labels != memory.classes[taught]) | (logits.argmax(axis=1) != labels)
+            embedding, labels = embedding[teach], labels[teach]
+        self.bank.add(embedding, labels)
 
     def target_classes(self, known: Mapping[str, Content]) -> np.ndarray:
         """The model's class index of every target for the contents ``known`` (every cell)."""
