@@ -66,7 +66,7 @@ class PatchSpec:
     def middle(self, patches: np.ndarray) -> np.ndarray:
         """The middle of ``patches`` (N x C x px x px), where a target's own cell is and its
         neighbours are not: a square or edge patch's central half a side; a polar patch's inner
-        half of its rings (the same disc)."""
+        half of its rings (the disc of half its diameter)."""
         px = self.px
         if self.kind == "polar":
             return patches[:, :, : px // 2]
