@@ -108,15 +108,13 @@ class FittedReader(Reader):
             probs[todo] = np.exp(tempered_log_probs(logits, self.model.foreign, t))
         return probs
 
-    def _forward(
-        self, patches: np.ndarray, rows: np.ndarray, adapted: bool = True
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _forward(self, patches: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The logits and embeddings of the targets ``rows`` of ``patches`` (the frame context,
         if the model takes one, the whole frame's), the logits with the table bank's offsets
-        when ``adapted`` and the bank has examples to give."""
+        when the bank has examples to give."""
         context = self.model.frame_context(patches)
         logits, embedding = self.model.forward(patches[rows], self.net, context)
-        if adapted and self.bank.active:
+        if self.bank.active:
             logits = logits + self.bank.offsets(embedding)
         return logits, embedding
 
