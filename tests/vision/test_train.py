@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -29,6 +30,22 @@ def test_every_recipe_names_a_reader_that_knows_its_classes():
         assert all(READERS[game] == recipe["reader"] for game in recipe["games"]), name
         assert {EMPTY, FOREIGN} <= set(recipe["classes"]), name
         assert training_domain(recipe).name == "train", name  # its widened ranges are fields
+
+
+def test_every_committed_cell_model_was_fitted_from_its_recipe():
+    """A recipe and the model file it fits change together: the committed file carries the
+    recipe's games, classes, patch and frame-context quantiles (a recipe edited without the
+    model fitted again, or a trial's model copied in without its recipe, fails here)."""
+    from vision.models import MODELS_DIR
+
+    for name, recipe in recipes().items():
+        if recipe.get("kind"):  # the edge and still-look models are no cell models
+            continue
+        meta = json.loads((MODELS_DIR / f"{name}.json").read_text())
+        assert meta["games"] == recipe["games"], name
+        assert meta["classes"] == recipe["classes"], name
+        assert meta["patch"] == recipe["patch"], name
+        assert meta.get("context") == recipe.get("context"), name
 
 
 def test_a_recipe_widens_only_its_own_training_domain():
