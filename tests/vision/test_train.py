@@ -18,12 +18,16 @@ from vision.train.cli import recipes
 from vision.train.dataset import build, labelled_patches, scene_patches, training_domain
 
 
+def _cell_recipes() -> list[tuple[str, dict]]:
+    """Every cell model's recipe with its name (the edge and still-look recipes, of a
+    ``kind`` of their own, are no cell models)."""
+    return [(name, recipe) for name, recipe in recipes().items() if not recipe.get("kind")]
+
+
 def test_every_recipe_names_a_reader_that_knows_its_classes():
     from vision.train.dataset import reader_class
 
-    for name, recipe in recipes().items():
-        if recipe.get("kind"):  # the edge and still-look models are no cell models
-            continue
+    for name, recipe in _cell_recipes():
         cls = reader_class(recipe["reader"])
         assert set(recipe["games"]) <= set(cls.games or recipe["games"]), name
         # the reader the model is fitted with is the one its games are read with
@@ -38,9 +42,7 @@ def test_every_committed_cell_model_was_fitted_from_its_recipe():
     model fitted again, or a trial's model copied in without its recipe, fails here)."""
     from vision.models import MODELS_DIR
 
-    for name, recipe in recipes().items():
-        if recipe.get("kind"):  # the edge and still-look models are no cell models
-            continue
+    for name, recipe in _cell_recipes():
         meta = json.loads((MODELS_DIR / f"{name}.json").read_text())
         assert meta["games"] == recipe["games"], name
         assert meta["classes"] == recipe["classes"], name
@@ -64,9 +66,7 @@ def test_a_games_train_split_is_what_its_model_was_fitted_on():
     further than the shared domain's)."""
     from vision.bench import split_domain
 
-    for name, recipe in recipes().items():
-        if recipe.get("kind"):  # the edge and still-look models are no cell models
-            continue
+    for name, recipe in _cell_recipes():
         for game in recipe["games"]:
             assert split_domain("train", game) == training_domain(recipe), (name, game)
     assert split_domain("train", "gobsmacked") != Domain.TRAIN
