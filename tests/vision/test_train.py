@@ -116,11 +116,17 @@ def test_a_hand_scene_gives_foreign_patches():
 
 
 @pytest.mark.parametrize(
-    ("context", "full", "threads", "standardise"),
-    [((), 1, 1, False), ((0.1, 0.5, 0.9), 1, 1, False), ((), 2, 2, False), ((), 1, 1, True)],
+    ("context", "full", "threads", "standardise", "separable"),
+    [
+        ((), 1, 1, False, False),
+        ((0.1, 0.5, 0.9), 1, 1, False, False),
+        ((), 2, 2, False, False),
+        ((), 1, 1, True, False),
+        ((), 1, 1, False, True),
+    ],
 )
 def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
-    tmp_path, context, full, threads, standardise
+    tmp_path, context, full, threads, standardise, separable
 ):
     torch = pytest.importorskip("torch")
     from vision.train.fit import export, fit, predict
@@ -131,6 +137,7 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         "context": list(context),
         "full": full,
         "standardise": standardise,
+        "separable": separable,
     }
     data = build(recipe, range(3), seed=5, domain=Domain.NOMINAL, workers=1)
     assert data.context.shape == (len(data.y), 3 * len(context))
@@ -143,6 +150,10 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
     # a standardised network's first convolution sees each channel twice
     first = next(m for m in layers if isinstance(m, torch.nn.Conv2d))
     assert first.in_channels == (6 if standardise else 3)
+    # a separable network's convolutions after the first pooling see one channel each
+    grouped = [m for m in layers[first_pool:] if isinstance(m, torch.nn.Conv2d) and m.groups > 1]
+    assert len(grouped) == (2 if separable else 0)
+    assert all(m.groups == m.in_channels == m.out_channels for m in grouped)
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
