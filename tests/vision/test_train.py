@@ -189,6 +189,31 @@ def test_standardised_channels_are_each_patch_s_own_contrast():
     assert not torch.allclose(dim[:, :3], out[:, :3], rtol=0.1, atol=1e-3)
 
 
+@pytest.mark.parametrize("kind", ["polar", "square"])
+def test_a_polar_patch_is_turned_by_any_angle_and_a_square_one_by_quarters(kind):
+    torch = pytest.importorskip("torch")
+    from vision.train.fit import augment
+
+    # one bright column: a polar patch's columns are its angles, its rows its radii
+    x = torch.zeros(3, 6, 12, 12)
+    x[:, :, :, 3] = 4.0
+    lines = set()
+    for seed in range(24):
+        out, _ = augment(x, torch.zeros(3, 0), kind, torch.Generator().manual_seed(seed))
+        columns = out.mean(dim=(0, 1, 2)).argmax().item()
+        rows = out.mean(dim=(0, 1, 3)).argmax().item()
+        column_is_bright = bool((out.mean(dim=2)[..., columns] > 1.0).all())
+        lines.add(("column", columns) if column_is_bright else ("row", rows))
+    if kind == "polar":
+        # turned about its centre (any roll of the angles, perhaps mirrored): never a row
+        assert {what for what, _ in lines} == {"column"}
+        assert len(lines) > 4
+    else:
+        # quarter turns and mirrors only: the line lies on column or row 3 or 8
+        assert {what for what, _ in lines} == {"column", "row"}
+        assert {at for _, at in lines} <= {3, 8}
+
+
 def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():
     from vision.model import frame_context
 
