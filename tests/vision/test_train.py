@@ -200,10 +200,10 @@ def test_a_polar_patch_is_turned_by_any_angle_and_a_square_one_by_quarters(kind)
     lines = set()
     for seed in range(24):
         out, _ = augment(x, torch.zeros(3, 0), kind, torch.Generator().manual_seed(seed))
-        columns = out.mean(dim=(0, 1, 2)).argmax().item()
-        rows = out.mean(dim=(0, 1, 3)).argmax().item()
-        column_is_bright = bool((out.mean(dim=2)[..., columns] > 1.0).all())
-        lines.add(("column", columns) if column_is_bright else ("row", rows))
+        column = out.mean(dim=(0, 1, 2)).argmax().item()
+        row = out.mean(dim=(0, 1, 3)).argmax().item()
+        column_is_bright = bool((out.mean(dim=2)[..., column] > 1.0).all())
+        lines.add(("column", column) if column_is_bright else ("row", row))
     if kind == "polar":
         # turned about its centre (any roll of the angles, perhaps mirrored): never a row
         assert {what for what, _ in lines} == {"column"}
