@@ -488,3 +488,58 @@ def test_shadows_of_no_darkness_leave_the_picture_as_it_is():
     none = shot(0.0)
     assert np.array_equal(none, shot(1e-9))
     assert not np.array_equal(none, shot(0.5))  # the same scene with shadows is darker
+
+
+def test_lamp_disc_points_spread_over_the_unit_disc():
+    from vision.synth.paint import lamp_disc
+
+    points = lamp_disc(12)
+    radii = np.hypot(points[:, 0], points[:, 1])
+    assert points.shape == (12, 2) and radii.max() < 1.0
+    assert np.abs(points.mean(axis=0)).max() < 0.15  # no side favoured
+    assert radii.min() < 0.3 and radii.max() > 0.9  # centre to rim
+
+
+def test_a_lamp_of_some_size_casts_a_sharp_foot_and_a_penumbra_growing_with_height():
+    """A post under a lamp off to one side: from a point lamp its shadow on the ground is
+    hard everywhere; from a disc lamp it is as dark at the post's foot, has a penumbra of
+    partial darkness further out, and is no longer (its far end softer)."""
+    from vision.synth.camera import Camera, intrinsics, look_at
+    from vision.synth.paint import Solid
+
+    size = (400, 400)
+    # straight down from 800 mm (z points into the table)
+    turn, shift = look_at(np.zeros(3), np.array([0.0, 0.0, -800.0]), np.array([0.0, 1.0, 0.0]))
+    camera = Camera(intrinsics(size, 12.0), turn, shift, size)
+    post = Solid(np.array([0.0, 0.0, -25.0]))
+    post.casts = [circle((0.0, 0.0), 10.0, -z, 24) for z in (0.0, 10.0, 20.0, 30.0, 40.0, 50.0)]
+    lamp = np.array([300.0, 0.0, -500.0])
+
+    def layer(radius: float) -> np.ndarray:
+        painter = Painter(np.zeros((*size[::-1], 3), np.uint8), camera, lamp, 100.0)
+        painter.cast([post], 0.0, radius)
+        return painter.shadow
+
+    hard, soft = layer(0.0), layer(80.0)
+    foot = tuple(np.round(camera.project(np.array([[0.0, 0.0, 0.0]]))[0] / 2).astype(int))
+    assert hard[foot[1], foot[0]] == 255 and soft[foot[1], foot[0]] == 255
+    partial = lambda s: int(((s > 20) & (s < 235)).sum())  # noqa: E731
+    assert partial(soft) > 3 * partial(hard)
+    assert (soft > 20).sum() >= (hard > 20).sum() > (soft > 235).sum()
+
+
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
+def test_some_scenes_cast_from_a_lamp_of_some_size_and_nothing_else_moves(domain):
+    from dataclasses import fields
+
+    from vision.synth.vary import Variation
+
+    assert domain.area_shadows == 0.0  # the splits' scenes stay as they were drawn
+    plain = _variations("gobblet", domain)
+    drawn = _variations("gobblet", replace(domain, area_shadows=0.5, lamp_deg=(1.0, 12.0)))
+    sized = [v.lamp_deg for v in drawn if v.lamp_deg > 0]
+    assert not any(p.lamp_deg for p in plain) and 0.3 < len(sized) / len(drawn) < 0.7
+    assert all(1.0 <= d <= 12.0 for d in sized)
+    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "lamp_deg")]
+    for p, v in zip(plain, drawn, strict=True):
+        assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)

@@ -148,6 +148,11 @@ class Domain:
     #: pieces' shadows: darkness (0..1) and softness (blur sigma, half-resolution px)
     shadow_dark: Range = (0.45, 0.45)
     shadow_soft: Range = (1.5, 1.5)
+    #: chance that the pieces' shadows come from a lamp of some size instead: sharp where a
+    #: piece stands, a penumbra growing with the height of what casts it, and no blur all
+    #: round (so no dark rim on the lamp's side); the lamp's angular radius seen from the board
+    area_shadows: float = 0.0
+    lamp_deg: Range = (0.0, 0.0)
     #: chance of the shadow of an object off the frame across the scene, and its darkness
     cast_shadow: float = 0.0
     cast_shadow_dark: Range = (0.0, 0.0)

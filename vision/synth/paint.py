@@ -7,6 +7,7 @@ half-resolution layers that the scene blurs and applies at once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -176,16 +177,51 @@ class Painter:
                 cv2.fillPoly(self.glare, outer, 0.3 * float(level), cv2.LINE_AA, _SHIFT)
                 cv2.fillPoly(self.glare, spot, float(level), cv2.LINE_AA, _SHIFT)
 
-    def cast(self, solids: Sequence[Solid], plane_z: float) -> None:
-        """Add the shadows that ``solids`` cast from the lamp on the plane at ``plane_z``."""
-        lz = self.lamp[2]
+    def cast(self, solids: Sequence[Solid], plane_z: float, lamp_radius: float = 0.0) -> None:
+        """Add the shadows that ``solids`` cast from the lamp on the plane at ``plane_z``; with
+        ``lamp_radius`` (mm), the lamp is a disc of that radius: the mean of the hard shadows
+        from :data:`LAMP_POINTS` points spread over it (sharp where a solid meets the plane,
+        softer the higher its caster)."""
+        polygons = [p for solid in solids for p in solid.casts]
+        if not polygons:
+            return
+        if lamp_radius <= 0:
+            self._cast_from(self.lamp, polygons, plane_z, self.shadow)
+            return
+        total = np.zeros(self.shadow.shape, dtype=np.float32)
+        one = np.zeros_like(self.shadow)
+        for dx, dy in lamp_disc(LAMP_POINTS) * lamp_radius:
+            one[:] = 0
+            self._cast_from(self.lamp + np.array([dx, dy, 0.0]), polygons, plane_z, one)
+            total += one
+        darker = np.round(total / LAMP_POINTS).astype(np.uint8)
+        np.maximum(self.shadow, darker, out=self.shadow)
+
+    def _cast_from(
+        self, lamp: np.ndarray, polygons: list[np.ndarray], plane_z: float, layer: np.ndarray
+    ) -> None:
+        """Fill ``layer`` where ``polygons`` shadow the plane at ``plane_z`` from the point
+        ``lamp``."""
+        lz = lamp[2]
         grounds = []
-        for polygon in (p for solid in solids for p in solid.casts):
+        for polygon in polygons:
             dz = polygon[:, 2:3] - lz
             t = np.where(np.abs(dz) > 1e-6, (plane_z - lz) / np.where(dz == 0, 1, dz), 1.0)
-            grounds.append(self.lamp + (polygon - self.lamp) * t)
+            grounds.append(lamp + (polygon - lamp) * t)
         for pts in self.fixed(grounds, 0.5):
-            cv2.fillPoly(self.shadow, [pts], 255, cv2.LINE_AA, _SHIFT)
+            cv2.fillPoly(layer, [pts], 255, cv2.LINE_AA, _SHIFT)
+
+
+#: points of a lamp disc whose hard shadows are averaged (``Painter.cast``)
+LAMP_POINTS = 12
+
+
+def lamp_disc(n: int) -> np.ndarray:
+    """``n`` points spread evenly over the unit disc (a sunflower spiral), n x 2."""
+    k = np.arange(n) + 0.5
+    r = np.sqrt(k / n)
+    angle = k * math.pi * (3 - math.sqrt(5))
+    return np.column_stack([r * np.cos(angle), r * np.sin(angle)])
 
 
 def soften(layer: np.ndarray, sigma: float) -> np.ndarray:

@@ -7,6 +7,7 @@ same distorted camera, and the light and the sensor are simulated last (:mod:`.p
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field
 from functools import cache
@@ -42,6 +43,8 @@ MAX_BOARD_SHIFT = (3.0, 1.5)
 
 #: Chance of a hand over the board in a scene whose seed decides.
 HAND_CHANCE = 0.4
+#: blur (half-resolution px) of shadows from a lamp of some size: only their edges' smoothing
+AREA_SHADOW_SOFT = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,6 +163,8 @@ def render_scene(
     piece_rng = np.random.default_rng(rng.integers(2**63))
     develop_rng = np.random.default_rng(rng.integers(2**63))
     shadow = (1.5, 0.45) if vary is None else (vary.shadow_soft, vary.shadow_dark)
+    if vary is not None and vary.lamp_deg > 0:
+        shadow = (AREA_SHADOW_SOFT, vary.shadow_dark)  # the lamp's size softens them
     if vary is not None:
         shiny = vary.shininess
 
@@ -183,7 +188,7 @@ def render_scene(
         solids = build_pieces(geometry, truth, camera.position, piece_rng, vary)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"a cell content is not a {game} piece: {exc!r}") from None
-    painter.cast(solids, surface_z)
+    painter.cast(solids, surface_z, _lamp_radius(lamp, geometry, vary))
     apply_layer(painter.image, painter.shadow, *shadow)
     if solids:
         depth = camera.depth(np.array([s.anchor for s in solids]))
@@ -225,6 +230,16 @@ def render_scene(
         params=params,
         mat_camera=mat_camera,
     )
+
+
+def _lamp_radius(lamp: np.ndarray, geometry: BoardGeometry, vary: Variation | None) -> float:
+    """The radius (mm) of the lamp ``vary``'s pieces' shadows come from (0: a point lamp): its
+    angular radius seen from the board's centre."""
+    if vary is None or vary.lamp_deg <= 0:
+        return 0.0
+    centre = np.array([*board_centre(geometry), 0.0])
+    distance = float(np.linalg.norm(np.asarray(lamp, dtype=np.float64) - centre))
+    return distance * math.tan(math.radians(vary.lamp_deg))
 
 
 def _varied_extras(

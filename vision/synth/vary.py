@@ -133,6 +133,9 @@ class Variation:
     piece_height: float = 1.0
     #: standard deviation (mm, each axis) of Gobblet pieces' offsets from their cells' centres
     piece_offset_mm: float = CAREFUL_OFFSET_MM
+    #: angular radius (degrees) of the lamp the pieces' shadows come from (``Domain.area_shadows``);
+    #: 0: a point lamp, its shadows blurred all round by ``shadow_soft``
+    lamp_deg: float = 0.0
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -189,6 +192,7 @@ class Variation:
             ._painted(rng)
             ._relit(rng)
             ._tinted(rng)
+            ._area_lamp(rng)
         )
 
     def _wooden(self, rng: np.random.Generator) -> Variation:
@@ -259,6 +263,15 @@ class Variation:
             return self
         look = _colours_of(self.look, lambda color: tint(color, rng, domain.tint_chroma))
         return replace(self, look=look)
+
+    def _area_lamp(self, rng: np.random.Generator) -> Variation:
+        """This variation, or (by the domain's ``area_shadows`` chance) its pieces' shadows from
+        a lamp of an angular radius drawn from ``lamp_deg``. Drawn last, and only when the domain
+        has that chance: every other draw stays as it was."""
+        domain = self.domain
+        if not domain.area_shadows or rng.random() >= domain.area_shadows:
+            return self
+        return replace(self, lamp_deg=float(rng.uniform(*domain.lamp_deg)))
 
     @property
     def board(self) -> str:
