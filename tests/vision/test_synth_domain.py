@@ -543,3 +543,48 @@ def test_some_scenes_cast_from_a_lamp_of_some_size_and_nothing_else_moves(domain
     others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "lamp_deg")]
     for p, v in zip(plain, drawn, strict=True):
         assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
+
+
+@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
+def test_some_gobblet_sets_fade_at_the_foot_and_nothing_else_moves(domain):
+    from dataclasses import fields
+
+    from vision.synth.vary import Variation
+
+    assert domain.foot_fades == 0.0  # the splits' scenes stay as they were drawn
+    plain = _variations("gobblet", domain)
+    drawn = _variations("gobblet", replace(domain, foot_fades=0.5, foot_fade=(0.1, 0.35)))
+    faded = [v.foot_fade for v in drawn if v.foot_fade > 0]
+    assert not any(p.foot_fade for p in plain) and 0.3 < len(faded) / len(drawn) < 0.7
+    assert all(0.1 <= f <= 0.35 for f in faded)
+    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "foot_fade")]
+    for p, v in zip(plain, drawn, strict=True):
+        assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
+    blokus = _variations("blokus", replace(domain, foot_fades=1.0, foot_fade=(0.1, 0.35)))
+    assert not any(v.foot_fade for v in blokus)  # only Gobblet pieces have feet
+
+
+def test_a_faded_foot_takes_the_boards_colour_at_the_rim_and_none_inside():
+    from vision.geometry import load_geometry
+    from vision.synth.pieces import build_pieces
+
+    geometry = load_geometry("gobblet")
+    vary = replace(_variations("gobblet", Domain.TRAIN, 1)[0], bell="bell", head_color=None)
+    vary = replace(vary, head=1.0, look={**vary.look, "board": "#c8a070"}, wood=None)
+    cells = {"a1": {"color": "black", "size": 4}}
+    eye = np.array([180.0, 180.0, -600.0])
+    assert vary.foot_share(1.0) == 0.0  # no fade drawn: the colour is the piece's
+    faded = replace(vary, foot_fade=0.3)
+    assert faded.foot_share(1.0) == 1.0 and faded.foot_share(0.7) == 0.0
+    assert faded.foot_share(0.85) == pytest.approx(0.5)
+    (plain,) = build_pieces(geometry, cells, eye, np.random.default_rng(1), vary)
+    (solid,) = build_pieces(geometry, cells, eye, np.random.default_rng(1), faded)
+    board = bgr("#c8a070")
+    rim = solid.faces[0].color  # the foot's ring, at the full radius
+    assert np.allclose(rim, board)
+    assert not np.allclose(plain.faces[0].color, board)
+    # inside the fade the colour is the piece's, as without it
+    assert np.allclose(solid.faces[-1].color, plain.faces[-1].color)
+    assert [f.color.mean() for f in solid.faces[:4]] == sorted(
+        (f.color.mean() for f in solid.faces[:4]), reverse=True
+    )

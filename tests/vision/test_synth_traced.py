@@ -6,6 +6,7 @@ domain's lights and materials that training never draws."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import sys
 from dataclasses import replace
@@ -448,3 +449,14 @@ def test_a_traced_table_is_one_path_traced_camera_and_light_over_a_whole_game(
     assert {(s.camera.position.tobytes(), s.seed) for s in traced_frames} == {
         (traced_frames[0].camera.position.tobytes(), traced_frames[0].seed)
     }
+
+
+def test_a_faded_foot_is_banded_from_the_rim_up_to_the_pieces_own_colour() -> None:
+    profile = bell_profile("bell")
+    vary = replace(Variation.draw(Domain.TRAIN, GEOMETRY, np.random.default_rng(3)), foot_fade=0.3)
+    bands = traced.faded_feet(profile, vary)
+    assert bands and bands[0][0] == profile[0]
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(bands))  # they join
+    assert vary.foot_share(bands[-1][1][1]) == 0.0  # the last band reaches the plain body
+    assert all(vary.foot_share(b[0][1]) > 0 for b in bands)
+    assert traced.faded_feet(profile, replace(vary, foot_fade=0.0)) == []

@@ -77,6 +77,13 @@ class Domain:
     painted_heads: float = 0.0
     head_colors: tuple[str, ...] = ()
     painted_body: Range = (0.5, 0.5)
+    #: chance that a Gobblet set's pieces fade to their board's colour at the foot: over the
+    #: outer ``foot_fade`` of the base radius (a fraction) a piece's colour goes over to the
+    #: board's, so that its foot hardly stands out of the board (a thin, rounded or worn foot;
+    #: a lacquered one mirroring the board) and only its inner part shows how big it is (drawn
+    #: last, and only at a chance above 0)
+    foot_fades: float = 0.0
+    foot_fade: Range = (0.0, 0.0)
     #: head radius of the ``turned`` profile, as a fraction of the piece's base radius
     turned_head: Range = (0.3, 0.6)
     #: Spectrangle: radius of the white disc under a tile's value (mm; 0: no disc)

@@ -198,6 +198,8 @@ def _bell(
         slope = (r_next - r) * radius / max((t_next - t) * height, 1e-6)
         ring = circle((cx, cy), r * radius, z0 - t * height, 28)
         color = base if vary is None else np.minimum(base * rings[i], 255)
+        if vary is not None and (share := vary.foot_share(r)) > 0:
+            color = (1 - share) * color + share * bgr(vary.board)
         if vary is not None and content["color"] == "black" and t >= HEAD_FROM:
             color = color * vary.head
         glossy = ball is not None and t >= ball[0]

@@ -15,6 +15,7 @@ extras): the referee never needs it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import tempfile
 import zlib
@@ -99,6 +100,20 @@ def turned_mesh(
     last, tip = (len(profile) - 1) * n, len(verts) - 1
     faces += [(last + k, tip, last + (k + 1) % n) for k in range(n)]
     return verts, np.asarray(faces, dtype=np.uint32)
+
+
+def faded_feet(
+    profile: tuple[tuple[float, float], ...], vary: Variation
+) -> list[tuple[tuple[float, float], ...]]:
+    """The bands (each two levels, bottom up) of ``profile`` whose foot fades to the board's
+    colour (:meth:`~.vary.Variation.foot_share`), one colour each: every band from the foot up
+    to the first level wholly of the piece's colour (none without a fade)."""
+    bands = []
+    for below, above in itertools.pairwise(profile):
+        if vary.foot_share(below[1]) <= 0:
+            break
+        bands.append((below, above))
+    return bands
 
 
 def split_profile(
@@ -302,7 +317,15 @@ class _Builder:
             elif content["color"] == "black" and vary.head != 1.0:
                 head = ("body", linear(colour, tone * vary.head))
             parts = split_profile(profile, cut) if head is not None else (profile, ())
-            looks = (("body", linear(colour, tone)), head)
+            body = linear(colour, tone)
+            looks = [("body", body), head]
+            feet = faded_feet(parts[0], vary)
+            parts = [parts[0][len(feet) :], parts[1]]
+            for k, band in enumerate(feet):
+                share = vary.foot_share((band[0][1] + band[1][1]) / 2)
+                mix = (1 - share) * np.asarray(body) + share * np.asarray(linear(vary.board))
+                parts.insert(k, band)
+                looks.insert(k, ("body", mix.tolist()))
             for part, look in zip(parts, looks, strict=True):
                 if len(part) >= 2 and look is not None:
                     verts, faces = turned_mesh(part, centre, radius, self.surface_z, height)

@@ -136,6 +136,9 @@ class Variation:
     #: angular radius (degrees) of the lamp the pieces' shadows come from (``Domain.area_shadows``);
     #: 0: a point lamp, its shadows blurred all round by ``shadow_soft``
     lamp_deg: float = 0.0
+    #: how much of a Gobblet piece's base radius (a fraction, from the rim in) fades to the
+    #: board's colour (``Domain.foot_fades``); 0: none
+    foot_fade: float = 0.0
 
     @classmethod
     def draw(cls, domain: Domain, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
@@ -193,6 +196,7 @@ class Variation:
             ._relit(rng)
             ._tinted(rng)
             ._area_lamp(rng)
+            ._faded_feet(geometry, rng)
         )
 
     def _wooden(self, rng: np.random.Generator) -> Variation:
@@ -272,6 +276,26 @@ class Variation:
         if not domain.area_shadows or rng.random() >= domain.area_shadows:
             return self
         return replace(self, lamp_deg=float(rng.uniform(*domain.lamp_deg)))
+
+    def _faded_feet(self, geometry: BoardGeometry, rng: np.random.Generator) -> Variation:
+        """This variation, or (by the domain's ``foot_fades`` chance, for Gobblet) its pieces'
+        feet fading to the board's colour over a fraction of their radius drawn from
+        ``foot_fade``. Drawn last, and only when the domain has that chance: every other draw
+        stays as it was."""
+        domain = self.domain
+        if geometry.game != "gobblet" or not domain.foot_fades:
+            return self
+        if rng.random() >= domain.foot_fades:
+            return self
+        return replace(self, foot_fade=float(rng.uniform(*domain.foot_fade)))
+
+    def foot_share(self, radius: float) -> float:
+        """How much of the board's colour (:attr:`board`) a Gobblet piece's surface at
+        ``radius`` (a fraction of its base radius) takes by the foot's fade: all of it at the
+        rim, none from ``1 - foot_fade`` in."""
+        if self.foot_fade <= 0 or radius <= 1 - self.foot_fade:
+            return 0.0
+        return min(1.0, (radius - (1 - self.foot_fade)) / self.foot_fade)
 
     @property
     def board(self) -> str:
