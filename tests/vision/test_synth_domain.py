@@ -528,40 +528,39 @@ def test_a_lamp_of_some_size_casts_a_sharp_foot_and_a_penumbra_growing_with_heig
     assert (soft > 20).sum() >= (hard > 20).sum() > (soft > 235).sum()
 
 
+#: switches drawn last, off in every split: (the domain's chance, its range, the variation's
+#: field, the range a recipe may give)
+LAST_SWITCHES = [
+    ("area_shadows", "lamp_deg", "lamp_deg", (1.0, 12.0)),
+    ("foot_fades", "foot_fade", "foot_fade", (0.1, 0.35)),
+]
+
+
 @pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
-def test_some_scenes_cast_from_a_lamp_of_some_size_and_nothing_else_moves(domain):
+@pytest.mark.parametrize("chance, span, field, bounds", LAST_SWITCHES, ids=lambda x: str(x))
+def test_a_switch_drawn_last_draws_at_its_chance_and_nothing_else_moves(
+    domain, chance, span, field, bounds
+):
     from dataclasses import fields
 
     from vision.synth.vary import Variation
 
-    assert domain.area_shadows == 0.0  # the splits' scenes stay as they were drawn
+    assert getattr(domain, chance) == 0.0  # the splits' scenes stay as they were drawn
     plain = _variations("gobblet", domain)
-    drawn = _variations("gobblet", replace(domain, area_shadows=0.5, lamp_deg=(1.0, 12.0)))
-    sized = [v.lamp_deg for v in drawn if v.lamp_deg > 0]
-    assert not any(p.lamp_deg for p in plain) and 0.3 < len(sized) / len(drawn) < 0.7
-    assert all(1.0 <= d <= 12.0 for d in sized)
-    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "lamp_deg")]
+    drawn = _variations("gobblet", replace(domain, **{chance: 0.5, span: bounds}))
+    values = [getattr(v, field) for v in drawn if getattr(v, field) > 0]
+    assert not any(getattr(p, field) for p in plain) and 0.3 < len(values) / len(drawn) < 0.7
+    assert all(bounds[0] <= x <= bounds[1] for x in values)
+    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", field)]
     for p, v in zip(plain, drawn, strict=True):
         assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
 
 
-@pytest.mark.parametrize("domain", UNTINTED, ids=lambda d: d.name)
-def test_some_gobblet_sets_fade_at_the_foot_and_nothing_else_moves(domain):
-    from dataclasses import fields
-
-    from vision.synth.vary import Variation
-
-    assert domain.foot_fades == 0.0  # the splits' scenes stay as they were drawn
-    plain = _variations("gobblet", domain)
-    drawn = _variations("gobblet", replace(domain, foot_fades=0.5, foot_fade=(0.1, 0.35)))
-    faded = [v.foot_fade for v in drawn if v.foot_fade > 0]
-    assert not any(p.foot_fade for p in plain) and 0.3 < len(faded) / len(drawn) < 0.7
-    assert all(0.1 <= f <= 0.35 for f in faded)
-    others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "foot_fade")]
-    for p, v in zip(plain, drawn, strict=True):
-        assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
-    blokus = _variations("blokus", replace(domain, foot_fades=1.0, foot_fade=(0.1, 0.35)))
-    assert not any(v.foot_fade for v in blokus)  # only Gobblet pieces have feet
+def test_only_gobblet_pieces_have_feet_that_fade():
+    blokus = _variations("blokus", replace(Domain.TRAIN, foot_fades=1.0, foot_fade=(0.1, 0.35)))
+    assert not any(v.foot_fade for v in blokus)
+    gobblet = _variations("gobblet", replace(Domain.TRAIN, foot_fades=1.0, foot_fade=(0.1, 0.35)))
+    assert all(v.foot_fade > 0 for v in gobblet)
 
 
 def test_a_faded_foot_takes_the_boards_colour_at_the_rim_and_none_inside():
