@@ -317,15 +317,12 @@ class _Builder:
             elif content["color"] == "black" and vary.head != 1.0:
                 head = ("body", linear(colour, tone * vary.head))
             parts = split_profile(profile, cut) if head is not None else (profile, ())
-            body = linear(colour, tone)
-            looks = [("body", body), head]
+            body, board = np.asarray(linear(colour, tone)), np.asarray(linear(vary.board))
             feet = faded_feet(parts[0], vary)
-            parts = [parts[0][len(feet) :], parts[1]]
-            for k, band in enumerate(feet):
-                share = vary.foot_share((band[0][1] + band[1][1]) / 2)
-                mix = (1 - share) * np.asarray(body) + share * np.asarray(linear(vary.board))
-                parts.insert(k, band)
-                looks.insert(k, ("body", mix.tolist()))
+            shares = [vary.foot_share((below[1] + above[1]) / 2) for below, above in feet]
+            fades = [("body", ((1 - s) * body + s * board).tolist()) for s in shares]
+            looks = [*fades, ("body", body.tolist()), head]
+            parts = [*feet, parts[0][len(feet) :], parts[1]]
             for part, look in zip(parts, looks, strict=True):
                 if len(part) >= 2 and look is not None:
                     verts, faces = turned_mesh(part, centre, radius, self.surface_z, height)
