@@ -327,13 +327,15 @@ def corpus_scene(
     misplaced: bool = False,
     split: str = "corpus",
     zoom: tuple[float, float] | None = None,
+    domain: Domain | None = None,
 ) -> Scene:
-    """Scene ``index`` of the bench's ``split`` for ``seed`` (to look at a failure again)."""
+    """Scene ``index`` of the bench's ``split`` for ``seed`` (to look at a failure again);
+    ``domain``: drawn from that domain instead of the split's (its position, camera and seed)."""
     rng, first = _stream(split, seed)
     for _ in range(index):
         random_position(game, rng)
     cells = random_position(game, rng)
-    domain = _domain(split, game, zoom)
+    domain = _domain(split, game, zoom) if domain is None else domain
     return _render(game, cells, _seed(split, first, index), misplaced, hand, domain, split)
 
 

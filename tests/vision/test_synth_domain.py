@@ -242,8 +242,9 @@ def test_about_half_the_scenes_are_lit_relative_to_the_board_and_nothing_else_mo
 
     from vision.synth.vary import Variation
 
-    plain = _variations(game, replace(domain, relit=0.0))
-    drawn = _variations(game, domain)
+    unfaded = replace(domain, foot_fades=0.0)  # the fade is drawn after, by a moved stream
+    plain = _variations(game, replace(unfaded, relit=0.0))
+    drawn = _variations(game, unfaded)
     share = np.mean([v.relit for v in drawn])
     assert 0.3 < share < 0.7 and not any(p.relit for p in plain)
     others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", "relit")]
@@ -528,8 +529,8 @@ def test_a_lamp_of_some_size_casts_a_sharp_foot_and_a_penumbra_growing_with_heig
     assert (soft > 20).sum() >= (hard > 20).sum() > (soft > 235).sum()
 
 
-#: switches drawn last, off in every split: (the domain's chance, its range, the variation's
-#: field, the range a recipe may give)
+#: switches drawn last: (the domain's chance, its range, the variation's field, the range a
+#: recipe may give)
 LAST_SWITCHES = [
     ("area_shadows", "lamp_deg", "lamp_deg", (1.0, 12.0)),
     ("foot_fades", "foot_fade", "foot_fade", (0.1, 0.35)),
@@ -545,15 +546,23 @@ def test_a_switch_drawn_last_draws_at_its_chance_and_nothing_else_moves(
 
     from vision.synth.vary import Variation
 
-    assert getattr(domain, chance) == 0.0  # the splits' scenes stay as they were drawn
-    plain = _variations("gobblet", domain)
-    drawn = _variations("gobblet", replace(domain, **{chance: 0.5, span: bounds}))
+    alone = replace(domain, **{switch[0]: 0.0 for switch in LAST_SWITCHES})
+    plain = _variations("gobblet", alone)
+    drawn = _variations("gobblet", replace(alone, **{chance: 0.5, span: bounds}))
     values = [getattr(v, field) for v in drawn if getattr(v, field) > 0]
     assert not any(getattr(p, field) for p in plain) and 0.3 < len(values) / len(drawn) < 0.7
     assert all(bounds[0] <= x <= bounds[1] for x in values)
     others = [f.name for f in fields(Variation) if f.name not in ("domain", "rng", field)]
     for p, v in zip(plain, drawn, strict=True):
         assert all(repr(getattr(p, name)) == repr(getattr(v, name)) for name in others)
+
+
+def test_only_the_heldout_split_draws_feet_that_fade_and_over_its_own_range():
+    assert Domain.TRAIN.foot_fades == 0.0 and Domain.NOMINAL.foot_fades == 0.0
+    fades = [v.foot_fade for v in _variations("gobblet", Domain.HELDOUT)]
+    drawn = [f for f in fades if f > 0]
+    assert 0.3 < len(drawn) / len(fades) < 0.7
+    assert all(Domain.HELDOUT.foot_fade[0] <= f <= Domain.HELDOUT.foot_fade[1] for f in drawn)
 
 
 def test_only_gobblet_pieces_have_feet_that_fade():
