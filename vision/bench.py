@@ -335,7 +335,7 @@ def corpus_scene(
     for _ in range(index):
         random_position(game, rng)
     cells = random_position(game, rng)
-    domain = _domain(split, game, zoom) if domain is None else domain
+    domain = _domain(split, game, zoom, domain)
     return _render(game, cells, _seed(split, first, index), misplaced, hand, domain, split)
 
 
@@ -353,9 +353,12 @@ def split_domain(split: str, game: str) -> Domain:
     return Domain.TRAIN.widened(trained.get("domain_widened", {}))
 
 
-def _domain(split: str, game: str, zoom: tuple[float, float] | None) -> Domain:
-    """The domain of ``game``'s ``split``, its camera ``zoom`` range replaced when given."""
-    domain = split_domain(split, game)
+def _domain(
+    split: str, game: str, zoom: tuple[float, float] | None, domain: Domain | None = None
+) -> Domain:
+    """The domain of ``game``'s ``split`` (or ``domain`` in its place), its camera ``zoom``
+    range replaced when given."""
+    domain = split_domain(split, game) if domain is None else domain
     return domain if zoom is None else replace(domain, zoom=zoom)
 
 
