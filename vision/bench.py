@@ -20,6 +20,10 @@ tracking to lean on) and the game's reader, on one OpenCV thread.
   the hand scenes flagged (the referee waits) or read right on every cell, of ``hand_scenes``.
 - ``clear_by_light`` (rendered splits): the clear scenes by the light's conditions that wash
   pieces towards white (:func:`light_conditions`), each with how many were read entirely right.
+- ``pieces_by_set`` (rendered splits): the pieces (cells not empty) of the clear scenes the
+  reader did not flag, by the kind of the scene's set (``Variation.piece_set``: feet that fade
+  into the board or not; the look's colours, wooden, or wooden with painted balls), each with
+  how many were misread.
 - ``false_settled``: hand scenes that the full pipeline (settle filter + reader) reported as a
   settled board, although the hand stayed (perfectly still) over it for 1.5 s at 10 fps after
   the clear board had settled.
@@ -48,6 +52,7 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -103,12 +108,19 @@ class VisionBench:
     #: rendered splits: per light condition (:func:`light_conditions`), the clear scenes read
     #: entirely right and the clear scenes of that condition
     clear_by_light: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: per kind of piece set (``Variation.piece_set``), the pieces misread and the pieces on the
+    #: clear scenes read unflagged
+    pieces_by_set: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The per-game object of ``referee bench vision --json``."""
         light = {
             name: {"right": right, "scenes": scenes}
             for name, (right, scenes) in sorted(self.clear_by_light.items())
+        }
+        by_set = {
+            name: {"misread": misread, "pieces": pieces}
+            for name, (misread, pieces) in sorted(self.pieces_by_set.items())
         }
         return {
             "scenes": self.scenes,
@@ -128,6 +140,7 @@ class VisionBench:
             "clear_flagged": self.clear_flagged,
             "hand_flagged": self.hand_flagged,
             **({"clear_by_light": light} if light else {}),
+            **({"pieces_by_set": by_set} if by_set else {}),
         }
 
 
@@ -409,6 +422,8 @@ def bench_game(
     clear_scenes = clear_right = clear_flagged = hand_flagged = 0
     light_seen = dict.fromkeys(LIGHT_CONDITIONS, 0)
     light_right = dict.fromkeys(LIGHT_CONDITIONS, 0)
+    set_pieces: Counter[str] = Counter()
+    set_misread: Counter[str] = Counter()
     frame_ms: list[float] = []
     first_ms: list[float] = []
     warp_ms: list[float] = []
@@ -454,6 +469,11 @@ def bench_game(
             clear_flagged += obs.occluded or obs.partial
             for name in light:
                 light_right[name] += not errors
+            if not (obs.occluded or obs.partial):
+                pieces = [n for n, v in truth.items() if v is not None]
+                kind = scene.params["piece_set"]
+                set_pieces[kind] += len(pieces)
+                set_misread[kind] += sum(obs.cells.get(n) != truth[n] for n in pieces)
         if scene.occluded:
             hands += 1
             hand_flagged += hand_scene_right(truth, scene.hidden, obs)
@@ -481,6 +501,7 @@ def bench_game(
         clear_flagged=clear_flagged,
         hand_flagged=hand_flagged,
         clear_by_light={n: (light_right[n], light_seen[n]) for n in LIGHT_CONDITIONS},
+        pieces_by_set={k: (set_misread[k], n) for k, n in set_pieces.items()},
     )
 
 

@@ -97,3 +97,21 @@ def test_the_held_out_bench_counts_every_clear_scene_by_its_light():
         assert light[name]["scenes"] == len(clear)
         assert 0 <= light[name]["right"] <= len(clear)
     assert sum(v["scenes"] for v in light.values()) >= r.scenes - r.hand_scenes
+
+
+def test_the_bench_counts_the_pieces_of_clear_unflagged_scenes_by_the_kind_of_their_set():
+    r = bench_game("gobblet", 8, 2026, split="heldout")
+    by_set = r.to_json()["pieces_by_set"]
+    scenes = [corpus_scene("gobblet", i, 2026, split="heldout") for i in range(8)]
+    clear = [s for s in scenes if not s.occluded]
+    assert set(by_set) <= {s.params["piece_set"] for s in clear}
+    on_clear = sum(sum(v is not None for v in s.cells.values()) for s in clear)
+    counted = sum(v["pieces"] for v in by_set.values())
+    # a flagged scene's pieces are not counted: the referee waits, nothing is misread
+    assert counted <= on_clear
+    if r.clear_flagged == 0 and r.not_found == 0:
+        assert counted == on_clear
+    assert all(0 <= v["misread"] <= v["pieces"] for v in by_set.values())
+    # a misread piece fails its board
+    misread = sum(v["misread"] for v in by_set.values())
+    assert misread <= round((1 - r.clear_boards) * len(clear)) * 16

@@ -596,3 +596,14 @@ def test_a_faded_foot_takes_the_boards_colour_at_the_rim_and_none_inside():
     assert [f.color.mean() for f in solid.faces[:4]] == sorted(
         (f.color.mean() for f in solid.faces[:4]), reverse=True
     )
+
+
+def test_a_scene_names_the_kind_of_its_set_of_pieces():
+    vary = replace(_variations("gobblet", Domain.TRAIN, 1)[0], wooden_set=False, head_color=None)
+    assert replace(vary, foot_fade=0.0).piece_set == "plain-painted"
+    assert replace(vary, foot_fade=0.2, wooden_set=True).piece_set == "faded-wooden"
+    balled = replace(vary, foot_fade=0.0, wooden_set=True, head_color="#202060")
+    assert balled.piece_set == "plain-wooden-ball"
+    kinds = {v.piece_set for v in _variations("gobblet", Domain.HELDOUT, 120)}
+    assert {"faded-painted", "plain-painted", "faded-wooden", "plain-wooden-ball"} <= kinds
+    assert {v.piece_set for v in _variations("blokus", Domain.HELDOUT)} == {"plain-painted"}

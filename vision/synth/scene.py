@@ -213,6 +213,7 @@ def render_scene(
         domain=domain.name,
         response=vary.response.__dict__ if vary is not None else None,
         broad_glare=vary is not None and vary.broad_glare,
+        piece_set="plain-painted" if vary is None else vary.piece_set,
         board_shift=tuple(board_shift),
     )
     return Scene(

@@ -742,6 +742,7 @@ def render_traced(
         hand=wants_hand,
         look=look.__dict__,
         response=vary.response.__dict__,
+        piece_set=vary.piece_set,
     )
     return Scene(
         game=game,

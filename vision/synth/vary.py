@@ -298,6 +298,15 @@ class Variation:
         return min(1.0, (radius - (1 - self.foot_fade)) / self.foot_fade)
 
     @property
+    def piece_set(self) -> str:
+        """The kind of the scene's set of pieces, ``FEET-FINISH``: ``faded`` or ``plain`` feet
+        (:attr:`foot_fade`), and ``painted`` (the look's colours), ``wooden`` or ``wooden-ball``
+        (a wooden set whose dark pieces wear a painted ball). Only Gobblet draws other than
+        ``plain-painted``."""
+        finish = "wooden-ball" if self.head_color else "wooden" if self.wooden_set else "painted"
+        return f"{'faded' if self.foot_fade > 0 else 'plain'}-{finish}"
+
+    @property
     def board(self) -> str:
         """The colour of the board: its wood, or its ``look`` colour drawn."""
         return self.wood or self.look["board"]
