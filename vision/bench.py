@@ -466,10 +466,11 @@ def bench_game(
             failures.append((i, errors.describe()))
         if not scene.occluded:
             clear_right += not errors
-            clear_flagged += obs.occluded or obs.partial
+            flagged = obs.occluded or obs.partial
+            clear_flagged += flagged
             for name in light:
                 light_right[name] += not errors
-            if not (obs.occluded or obs.partial):
+            if not flagged:
                 pieces = [n for n, v in truth.items() if v is not None]
                 kind = scene.params["piece_set"]
                 set_pieces[kind] += len(pieces)
