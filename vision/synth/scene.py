@@ -34,7 +34,7 @@ from .textures import (
     mat_texture,
     table_texture,
 )
-from .vary import Variation
+from .vary import UNVARIED_SET, Variation
 
 DEFAULT_SIZE = (1280, 960)
 #: The largest offset (mm, each axis) and turn (degrees) of a board put down on its mat.
@@ -213,7 +213,7 @@ def render_scene(
         domain=domain.name,
         response=vary.response.__dict__ if vary is not None else None,
         broad_glare=vary is not None and vary.broad_glare,
-        piece_set="plain-painted" if vary is None else vary.piece_set,
+        piece_set=UNVARIED_SET if vary is None else vary.piece_set,
         board_shift=tuple(board_shift),
     )
     return Scene(

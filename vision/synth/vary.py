@@ -82,6 +82,11 @@ def jitter_look(look: dict[str, Any], domain: Domain, rng: np.random.Generator) 
     return _colours_of(look, draw)
 
 
+#: The kind of set (:attr:`Variation.piece_set`) of a scene drawn without a variation: the
+#: look's colours, feet that do not fade.
+UNVARIED_SET = "plain-painted"
+
+
 @dataclass(frozen=True, eq=False)
 class Variation:
     """The drawn colours, artwork, light and camera of one scene (see :meth:`draw`)."""
@@ -302,7 +307,7 @@ class Variation:
         """The kind of the scene's set of pieces, ``FEET-FINISH``: ``faded`` or ``plain`` feet
         (:attr:`foot_fade`), and ``painted`` (the look's colours), ``wooden`` or ``wooden-ball``
         (a wooden set whose dark pieces wear a painted ball). Only Gobblet draws other than
-        ``plain-painted``."""
+        :data:`UNVARIED_SET`."""
         finish = "wooden-ball" if self.head_color else "wooden" if self.wooden_set else "painted"
         return f"{'faded' if self.foot_fade > 0 else 'plain'}-{finish}"
 
