@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine import Event, FormatError, game_class
+from engine import Event, FormatError, game_class, new_game
 from engine.grid import parse_square, square_name, square_names
 
 
@@ -35,3 +35,12 @@ def test_bad_square_name_is_rejected(bad):
 def test_unknown_game_names_the_known_ones():
     with pytest.raises(FormatError, match="known games: gobsmacked"):
         game_class("chess")
+
+
+@pytest.mark.parametrize("name", ["blokus-duo", "gobsmacked", "spectrangle"])
+def test_is_legal_agrees_with_the_legal_moves(name):
+    game = new_game(name)
+    move = next(iter(game.legal_moves()))
+    assert game.is_legal(move)
+    game.play(move)
+    assert not game.is_legal(move)  # the same piece, or the same cell, again
