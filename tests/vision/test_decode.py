@@ -160,6 +160,31 @@ def test_the_fit_asks_when_a_false_verdict_costs_more_than_the_questions():
     assert choose_margins(cheap)[1] == MARGINS[0]
 
 
+def test_the_one_se_rule_asks_more_only_where_the_games_cannot_tell_the_costs_apart():
+    from vision.train.decode import MARGINS, RIGHT, WRONG, Judged, cautious_margins, fit_margins
+
+    sure = [Judged(False, RIGHT, RIGHT, 0.0, 5.0)] * 20  # past every close margin
+
+    def close(outcome):  # a board 1 nat ahead of the next explanation: ln 2 < 1 < ln 3
+        return [Judged(False, outcome, outcome, 0.0, 1.0)]
+
+    # two wrong moves in 100 games against twenty right ones as close: asking about the 22
+    # costs 22 against 20, a difference well within the games' noise: asked about
+    games = [sure + close(WRONG)] * 2 + [sure + close(RIGHT)] * 20 + [sure] * 78
+    margins, figures = fit_margins(games, "least")
+    assert margins["close_margin"] == MARGINS[0] == figures["decode_close_margin_least"]
+    assert cautious_margins(games)[1] == MARGINS[-1]
+    margins, figures = fit_margins(games, "one_se")
+    assert margins["close_margin"] == MARGINS[-1] and figures["decode_close_margin_least"] == 0
+    assert figures["decode_close_rule"] == "one_se" and figures["decode_games"] == 100
+    # three close right moves a game and no wrong one: asking about them costs 300, SE 10; the
+    # margins below them cost alike, and of those the largest is kept
+    steady = [sure + close(RIGHT) * 2] * 50 + [sure + close(RIGHT) * 4] * 50
+    assert cautious_margins(steady)[1] == max(m for m in MARGINS if m < 1.0)
+    with pytest.raises(ValueError, match="decode_close"):
+        fit_margins(games, "widest")
+
+
 def test_the_fit_flags_placements_read_surer_than_the_misread_legal_moves():
     from vision.train.decode import ILLEGAL_MARGINS, REFUSED, RIGHT, WRONG, Judged, choose_margins
 
@@ -244,7 +269,10 @@ def test_the_three_margins_are_fitted_again_on_a_kept_network(tmp_path):
     model = model_for("gobsmacked")
     for suffix in (".json", ".onnx"):
         shutil.copy(model.meta_path.with_suffix(suffix), tmp_path / f"gobsmacked{suffix}")
-    path = refit_decode("gobsmacked", recipes()["gobsmacked"], tmp_path, 4, 1, games=1)
+    recipe = recipes()["gobsmacked"]
+    with pytest.raises(ValueError, match="decode_close"):  # before a game is filmed
+        refit_decode("gobsmacked", {**recipe, "decode_close": "widest"}, tmp_path, 4, 1)
+    path = refit_decode("gobsmacked", recipe, tmp_path, 4, 1, games=1)
     meta = json.loads(path.read_text())
     fitted, trained = meta["decode"], meta["trained"]
     assert fitted["illegal_margin"] in ILLEGAL_MARGINS and fitted["close_margin"] in MARGINS

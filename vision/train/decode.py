@@ -17,6 +17,13 @@ illegal placement let stand as a move or as no change), 1 per board refused (a l
 about, called illegal, unclear or no change; an illegal placement asked about or unclear). Ties
 go to asking about fewer illegal acts (none: ``a = i``), then to the smaller close margin, then
 to the middle of the tied illegal margins.
+
+A recipe's ``"decode_close": "one_se"`` then raises the close margin by the one-standard-error
+rule (Breiman et al., *Classification and Regression Trees*, 1984; Hastie, Tibshirani and
+Friedman, *The Elements of Statistical Learning*, 7.10): to the largest whose cost exceeds the
+least by no more than one standard error of the difference, the games as the samples. A few
+wrong moves in a few hundred games decide the least-cost close margin, and the world reads worse
+than the training domain; among the margins the games cannot tell apart, the one that asks most.
 """
 
 from __future__ import annotations
@@ -48,6 +55,9 @@ ILLEGAL_MARGINS = tuple(
 #: The ask margins (nats) the fit chooses from, below the illegal margin (at it: never ask):
 #: from an illegal act ln 4 less likely than the best legal explanation up.
 ASK_MARGINS = tuple(round(math.log(x), 4) for x in (0.25, 0.5, 1, 2)) + ILLEGAL_MARGINS
+#: How a recipe's ``decode_close`` chooses the close margin: of least cost, or raised by the
+#: one-standard-error rule.
+CLOSE_RULES = ("least", "one_se")
 #: Verdicts of a board when nobody is asked.
 RIGHT, WRONG, REFUSED = "right", "wrong", "refused"
 
@@ -157,6 +167,36 @@ def choose_margins(boards: list[Judged]) -> Margins:
     return _middle(tied_margins(boards))
 
 
+def _game_costs(games: list[list[Judged]], margins: Margins) -> list[float]:
+    """Each game's cost with ``margins``: WRONG_COST per false verdict, 1 per board refused."""
+    return [WRONG_COST * c[WRONG] + c[REFUSED] for c in (_counts(g, margins) for g in games)]
+
+
+def _standard_error_of_sum(values: list[float]) -> float:
+    """The standard error of the sum of ``values``, independent samples of one quantity."""
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean = sum(values) / n
+    return math.sqrt(n * sum((v - mean) ** 2 for v in values) / (n - 1))
+
+
+def cautious_margins(games: list[list[Judged]]) -> Margins:
+    """The least-cost margins on every board of ``games`` (:func:`choose_margins`), the close
+    margin raised to the largest of :data:`MARGINS` whose cost over the games exceeds theirs by
+    no more than one standard error of the per-game difference (none: at most their cost)."""
+    least = choose_margins([b for g in games for b in g])
+    illegal_margin, close, ask_margin = least
+    base = _game_costs(games, least)
+    chosen = close
+    for candidate in (m for m in MARGINS if m > close):
+        costs = _game_costs(games, (illegal_margin, candidate, ask_margin))
+        differences = [c - b for c, b in zip(costs, base, strict=True)]
+        if sum(differences) <= _standard_error_of_sum(differences):
+            chosen = candidate
+    return (illegal_margin, chosen, ask_margin)
+
+
 def _middle(tied: list[Margins]) -> Margins:
     """The middle (the lower of two) of the tied margins, :func:`tied_margins`."""
     return tied[(len(tied) - 1) // 2]
@@ -170,22 +210,35 @@ def _job(args: tuple[Path, dict[str, Any], int, int]) -> list[Judged]:
 
 def judge_games(
     model_path: Path, recipe: dict[str, Any], games: int, seed: int, workers: int | None = None
-) -> list[Judged]:
-    """Every judged board of ``games`` sample games (:func:`judged_boards`) of the model at
-    ``model_path``, on ``workers`` processes."""
+) -> list[list[Judged]]:
+    """Every judged board of each of ``games`` sample games (:func:`judged_boards`) of the model
+    at ``model_path``, on ``workers`` processes."""
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
-    return [b for r in parallel_map(_job, jobs, workers) for b in r]
+    return parallel_map(_job, jobs, workers)
 
 
-def fit_margins(boards: list[Judged], games: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ``decode`` margins fitted on the judged ``boards`` of ``games`` sample games
-    (:func:`judge_games`), and the figures of the fit: moves right, wrong and refused with them,
+def check_close_rule(close_rule: str) -> None:
+    """Raise ValueError unless ``close_rule`` is one of :data:`CLOSE_RULES`."""
+    if close_rule not in CLOSE_RULES:
+        known = ", ".join(CLOSE_RULES)
+        raise ValueError(f"decode_close must be one of {known}, not {close_rule!r}")
+
+
+def fit_margins(
+    games: list[list[Judged]], close_rule: str = "least"
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ``decode`` margins fitted on the judged boards of each sample game
+    (:func:`judge_games`), the close margin by ``close_rule`` (:data:`CLOSE_RULES`), and the
+    figures of the fit: moves right, wrong and refused with them, the least-cost close margin,
     the least and the largest illegal margin of the same least cost, illegal placements flagged
     and let stand with them and with :data:`vision.decode.ILLEGAL_MARGIN` (and no ask margin),
     and moves and illegal placements asked about as illegal acts."""
+    check_close_rule(close_rule)
+    boards = [b for g in games for b in g]
     tied = tied_margins(boards)
-    illegal_margin, close_margin, ask_margin = _middle(tied)
-    margins = (illegal_margin, close_margin, ask_margin)
+    least = _middle(tied)
+    margins = cautious_margins(games) if close_rule == "one_se" else least
+    illegal_margin, close_margin, ask_margin = margins
     moves = [b for b in boards if not b.illegal]
     attempts = [b for b in boards if b.illegal]
     counts = _counts(moves, margins)
@@ -196,7 +249,9 @@ def fit_margins(boards: list[Judged], games: int) -> tuple[dict[str, float], dic
         return sum(ask_margin < b.gap <= illegal_margin for b in boards)
 
     figures = {
-        "decode_games": games,
+        "decode_games": len(games),
+        "decode_close_rule": close_rule,
+        "decode_close_margin_least": least[1],
         "decode_moves": len(moves),
         **{f"decode_{k}": v for k, v in counts.items()},
         "decode_illegal": len(attempts),

@@ -26,7 +26,7 @@ from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import VALIDATION_START, Patches, build
-from .decode import fit_margins, judge_games
+from .decode import check_close_rule, fit_margins, judge_games
 from .kernel import expected_costs
 
 
@@ -660,7 +660,10 @@ def refit_decode(
     network and adaptation kept. Return the JSON's path."""
     path = out / f"{name}.json"
     games = int(games or recipe.get("decode_games", 24))
-    margins, figures = fit_margins(judge_games(path, recipe, games, seed, workers), games)
+    close_rule = recipe.get("decode_close", "least")
+    check_close_rule(close_rule)  # before the games are filmed
+    judged = judge_games(path, recipe, games, seed, workers)
+    margins, figures = fit_margins(judged, close_rule)
     meta = json.loads(path.read_text(encoding="utf-8"))
     meta["decode"] = margins
     meta["trained"].update(figures)
