@@ -161,7 +161,11 @@ def test_the_fit_asks_when_a_false_verdict_costs_more_than_the_questions():
 
 
 def test_the_one_se_rule_asks_more_only_where_the_games_cannot_tell_the_costs_apart():
-    from vision.train.decode import MARGINS, RIGHT, WRONG, Judged, cautious_margins, fit_margins
+    from vision.train.decode import MARGINS, RIGHT, WRONG, Judged, choose_margins, fit_margins
+    from vision.train.decode import cautious_margins as cautious_fit
+
+    def cautious_margins(games):
+        return cautious_fit(games, choose_margins([b for g in games for b in g]))
 
     sure = [Judged(False, RIGHT, RIGHT, 0.0, 5.0)] * 20  # past every close margin
 

@@ -138,6 +138,12 @@ def _counts(boards: list[Judged], margins: Margins) -> dict[str, int]:
     return counts
 
 
+def _cost(boards: list[Judged], margins: Margins) -> float:
+    """What ``boards`` cost with ``margins``: WRONG_COST per false verdict, 1 per refusal."""
+    counts = _counts(boards, margins)
+    return WRONG_COST * counts[WRONG] + counts[REFUSED]
+
+
 def tied_margins(boards: list[Judged]) -> list[Margins]:
     """The (illegal, close, ask) margins of least cost on ``boards``: per illegal margin of
     :data:`ILLEGAL_MARGINS` the ask margin of :data:`ASK_MARGINS` below it asking about the
@@ -151,8 +157,7 @@ def tied_margins(boards: list[Judged]) -> list[Margins]:
         for ask_margin in asks:
             for close_margin in MARGINS:
                 margins = (illegal_margin, close_margin, ask_margin)
-                counts = _counts(boards, margins)
-                cost = WRONG_COST * counts[WRONG] + counts[REFUSED]
+                cost = _cost(boards, margins)
                 if best is None or cost < best[0]:
                     best = (cost, margins)
         assert best is not None
@@ -168,8 +173,8 @@ def choose_margins(boards: list[Judged]) -> Margins:
 
 
 def _game_costs(games: list[list[Judged]], margins: Margins) -> list[float]:
-    """Each game's cost with ``margins``: WRONG_COST per false verdict, 1 per board refused."""
-    return [WRONG_COST * c[WRONG] + c[REFUSED] for c in (_counts(g, margins) for g in games)]
+    """Each game's cost with ``margins`` (:func:`_cost`)."""
+    return [_cost(g, margins) for g in games]
 
 
 def _standard_error_of_sum(values: list[float]) -> float:
@@ -181,11 +186,11 @@ def _standard_error_of_sum(values: list[float]) -> float:
     return math.sqrt(n * sum((v - mean) ** 2 for v in values) / (n - 1))
 
 
-def cautious_margins(games: list[list[Judged]]) -> Margins:
-    """The least-cost margins on every board of ``games`` (:func:`choose_margins`), the close
-    margin raised to the largest of :data:`MARGINS` whose cost over the games exceeds theirs by
-    no more than one standard error of the per-game difference (none: at most their cost)."""
-    least = choose_margins([b for g in games for b in g])
+def cautious_margins(games: list[list[Judged]], least: Margins) -> Margins:
+    """The least-cost margins on every board of ``games`` (``least``, :func:`choose_margins`),
+    the close margin raised to the largest of :data:`MARGINS` whose cost over the games exceeds
+    theirs by no more than one standard error of the per-game difference (none: at most their
+    cost)."""
     illegal_margin, close, ask_margin = least
     base = _game_costs(games, least)
     chosen = close
@@ -237,7 +242,7 @@ def fit_margins(
     boards = [b for g in games for b in g]
     tied = tied_margins(boards)
     least = _middle(tied)
-    margins = cautious_margins(games) if close_rule == "one_se" else least
+    margins = cautious_margins(games, least) if close_rule == "one_se" else least
     illegal_margin, close_margin, ask_margin = margins
     moves = [b for b in boards if not b.illegal]
     attempts = [b for b in boards if b.illegal]
