@@ -296,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--failures",
         action="store_true",
-        help="list the scenes (or photos) not read right (vision, stderr)",
+        help="list the scenes (or photos) not read right (vision), the moves accepted "
+        "wrongly (table); on stderr",
     )
     p.add_argument(
         "--misplaced",

@@ -33,16 +33,21 @@ first puts a legal move's pieces on the wrong cells and takes them back
 (:func:`engine.attempts.illegal_attempt`): ``illegal_placements`` such boards,
 ``illegal_flagged`` called illegal, ``illegal_let_stand`` taken for a move or for no change (the
 referee let a placement the rules forbid stand); the rest were asked about or unclear. Those
-boards are in no other figure, and nothing is learnt from them.
+boards are in no other figure, and nothing is learnt from them. ``--failures`` lists each move
+accepted wrongly on stderr: its split, game, table and board (counted from 0, the opening, at that
+table, an illegal placement's board included), the move played, the move accepted and the cells
+read otherwise than the board showed them (cell: shown -> read, as the observation JSON has them).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import sys
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -89,8 +94,11 @@ class Tally:
     illegal_let_stand: int = 0
     failed_elsewhere: int = 0
     failed_only_elsewhere: int = 0
+    #: One line per move accepted wrongly: ``where`` (as :meth:`judge` was told), the move
+    #: played, the move accepted and the cells read otherwise than the board showed.
+    wrong: list[str] = field(default_factory=list)
 
-    def judge(self, game: Game, obs: Observation, played: Move) -> None:
+    def judge(self, game: Game, obs: Observation, played: Move, where: str = "") -> None:
         """Count the referee's verdict on ``obs`` when ``played`` was the move made, and, when
         it is not that move, whether ``obs`` shows another content on a cell the move leaves
         alone (and whether only there)."""
@@ -99,6 +107,8 @@ class Tally:
         if accepted is not None:
             self.moves_right += accepted == played
             self.moves_wrong += accepted != played
+            if accepted != played:
+                self.wrong.append(f"{where}{_wrong_move(game, obs, played, accepted)}")
         if accepted != played:
             view, changes = game.view(), game.changes_after(played)
             seen = {c: v for c, v in obs.cells.items() if c in view}
@@ -184,6 +194,26 @@ def _accepted(game: Game, obs: Observation) -> Move | None:
     """The move the loop accepts on ``obs`` (None: refused, or a question to the players)."""
     verdict = _verdict(game, obs)
     return verdict.move if verdict is not None and verdict.kind == MOVE else None
+
+
+def _wrong_move(game: Game, obs: Observation, played: Move, accepted: Move) -> str:
+    """``played`` accepted as ``accepted``, and the cells ``obs`` read otherwise than the board
+    after ``played`` shows them (cell: shown -> read)."""
+    shown = {**game.view(), **game.changes_after(played)}
+    misread = [
+        f"{cell}: {_content(game, shown[cell])} -> {_content(game, read)}"
+        for cell, read in obs.cells.items()
+        if cell in shown and read != shown[cell]
+    ]
+    return f"{played} accepted as {accepted}; misread {', '.join(misread) or 'nothing'}"
+
+
+def _content(game: Game, content: object) -> str:
+    """A cell's content as its observation JSON shows it (``empty`` for an empty cell)."""
+    shown = game.cell_to_json(content)
+    if shown is None:
+        return "empty"
+    return shown if isinstance(shown, str) else json.dumps(shown, separators=(",", ":"))
 
 
 def _played(referee: Game, truth: dict) -> Move:
@@ -304,7 +334,7 @@ def bench_table(
         shots = filmed_game(
             game, key, domain, illegal=True, path_traced=path_traced, fresh_noise=fresh_noise
         )
-        for shot in shots:
+        for k, shot in enumerate(shots):
             if shot.illegal is not None:  # judged, never accepted: nothing is learnt from it
                 for reader, tally in zip(readers, (adapted, plain), strict=True):
                     obs = None
@@ -327,7 +357,7 @@ def bench_table(
                     told = reader.read(shot.image, shot.pose, clear=True)
                     tally.judge_flagged(shot.referee, told, shot.played)
                 elif shot.played is not None:
-                    tally.judge(shot.referee, obs, shot.played)
+                    tally.judge(shot.referee, obs, shot.played, f"table {t} board {k}: ")
                 reader.calibrate(shot.image, shot.pose, shot.truth)
             before = shot.truth
     return TableBench(game, tables, adapted, plain)
@@ -335,12 +365,17 @@ def bench_table(
 
 def cmd_bench_table(args: argparse.Namespace) -> int:
     """``referee bench table``: ``--json`` prints ``{"games": {...}, "heldout": {...}}`` as
-    ``bench vision`` does (``games``: the corpus's nominal look)."""
-    return bench_splits(
-        args,
-        lambda game, split: bench_table(game, args.tables, args.seed, split, args.fresh_noise),
-        _line,
-    )
+    ``bench vision`` does (``games``: the corpus's nominal look); ``--failures`` lists the moves
+    accepted wrongly on stderr."""
+
+    def run(game: str, split: str) -> TableBench:
+        bench = bench_table(game, args.tables, args.seed, split, args.fresh_noise)
+        if args.failures:
+            for line in bench.adapted.wrong:
+                print(f"{split} {game} {line}", file=sys.stderr, flush=True)
+        return bench
+
+    return bench_splits(args, run, _line)
 
 
 def _line(bench: TableBench) -> str:

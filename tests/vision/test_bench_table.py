@@ -102,3 +102,44 @@ def test_a_game_filmed_with_fresh_noise_shows_the_same_boards_each_in_noise_of_i
     # 0.35 % of their pixels)
     first, second = (s.image.astype(int) for s in fresh[:2])
     assert np.mean(first != second) > 0.5
+
+
+def test_the_tally_lists_a_move_accepted_wrongly_with_the_cells_read_otherwise():
+    from engine import new_game
+
+    game = new_game("blokus-duo")
+    first = next(m for m in game.legal_moves() if len(game.changes_after(m)) == 5)
+    game.play(first)
+    played, other = (m for m, _ in zip(game.legal_moves(), range(2), strict=False))
+    shown = {**game.view(), **game.changes_after(played)}
+    seen = {**game.view(), **game.changes_after(other)}  # the board of another legal move
+    tally = Tally()
+    tally.judge(game, Observation("blokus-duo", shown, probabilities=_probabilities(shown)), played)
+    obs = Observation("blokus-duo", seen, probabilities=_probabilities(seen))
+    tally.judge(game, obs, played, "table 2 board 5: ")
+    assert (tally.moves_right, tally.moves_wrong) == (1, 1)
+    [line] = tally.wrong
+    head, misread = line.split("; misread ")
+    assert head == f"table 2 board 5: {played} accepted as {other}"
+    # every cell where the two boards differ, as shown -> read, and no other
+    differ = {c for c in shown if shown[c] != seen[c]}
+    listed = dict(item.split(": ") for item in misread.split(", "))
+    assert set(listed) == differ
+    for cell, change in listed.items():
+        assert change == " -> ".join(
+            "empty" if v is None else game.cell_to_json(v) for v in (shown[cell], seen[cell])
+        )
+
+
+def test_bench_table_lists_as_many_failures_as_moves_accepted_wrongly(capsys):
+    import json
+
+    from firmware.cli import main
+
+    argv = ["bench", "table", "--game", "gobsmacked", "--tables", "1", "--splits", "heldout"]
+    assert main([*argv, "--seed", "3", "--json", "--failures"]) == 0
+    out, err = capsys.readouterr()
+    figures = json.loads(out)["heldout"]["gobsmacked"]
+    lines = err.splitlines()
+    assert len(lines) == figures["moves_wrong"]
+    assert all(line.startswith("heldout gobsmacked table 0 board ") for line in lines)
