@@ -302,6 +302,38 @@ def test_the_fit_reads_a_table_its_moves_contradict_at_a_temperature():
     assert choose_adaptation([table], 3).adaptation.temper is None  # no foreign column given
 
 
+def test_the_one_se_rule_frees_the_temperature_only_where_the_games_cannot_tell():
+    # reads the moves bear out: every prior ties with none; the least keeps none, the rule the
+    # weakest prior (a temperature that may rise as freely as the table's boards say)
+    right = [_steps(np.array([[4.0, 0.0, -9.0]] * 3), np.zeros(3, dtype=int), True, 2)] * 4
+    assert choose_adaptation(right, 3, foreign=2).adaptation.temper is None
+    freed = choose_adaptation(right, 3, foreign=2, temper_rule="one_se")
+    assert (freed.adaptation.temper, freed.least_temper) == (0.0, None)
+    assert freed.chosen.loss == freed.untempered.loss
+    # one changed target misread surely each board, twenty unchanged read right by 2 nats: a
+    # temperature that rises for the one softens the twenty, at a cost every game shows alike
+    logits = np.array([[0.0, 4.0, -9.0]] + [[2.0, 0.0, -9.0]] * 20)
+    changed = np.array([True] + [False] * 20)
+    step = Step(
+        logits,
+        np.zeros((21, 2)),
+        np.zeros(21, dtype=int),
+        changed,
+        np.zeros((0, 2)),
+        np.zeros(0, dtype=int),
+    )
+    costly = [Table("gobblet", [step, step, step])] * 4
+    least = choose_adaptation(costly, 3, foreign=2)
+    assert least.adaptation.temper is None
+    kept = choose_adaptation(costly, 3, foreign=2, temper_rule="one_se")
+    # freed no further than a prior so strong that it ties with none: no weaker one
+    assert kept.adaptation.temper not in (None, 0.0, 1.0)
+    assert kept.chosen.loss == pytest.approx(least.chosen.loss)
+    assert replay(costly, 3, replace(Adaptation(), temper=0.0), 2).loss > least.chosen.loss
+    with pytest.raises(ValueError, match="adapt_temper"):
+        choose_adaptation(right, 3, foreign=2, temper_rule="safest")
+
+
 def test_the_fit_replays_what_the_table_learns_from_its_misreads():
     # nothing changed class, so only the first board's misreads teach the bank, as calibrate
     misread = [_table(True, changed=False)]

@@ -17,6 +17,15 @@ gains, as the decoder, which weighs the log-probabilities, would pay for it. Wit
 table's temperature (:class:`~vision.adapt.TableTemperature`) is replayed for every ``temper``
 of :data:`TEMPERS`, observing the changed targets of every board after the first as the reader
 does, and kept by the same log-loss (ties: no temperature, then the larger ``temper``).
+
+A recipe's ``"adapt_temper": "one_se"`` then frees the temperature by the one-standard-error rule
+(:mod:`vision.train.one_se`): to the smallest ``temper`` (the weakest prior; no temperature
+counts as the strongest) whose log-loss over the sample games exceeds the least by no more than
+one standard error of the per-game difference. The sample games are of the training domain,
+where a network is about as sure as it is right and a temperature buys little; at a table that
+looks otherwise, the temperature is what makes a network that misreads its pieces less sure, and
+a table temperature only ever softens. Among the choices the games cannot tell apart, the one
+that softens most readily.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from ..bench_table import filmed_game
 from ..geometry import load_geometry
 from ..model import CellModel
 from .dataset import reader_class, training_domain
+from .one_se import within_one_se
 from .pool import parallel_map
 
 #: The grid the pair is chosen from.
@@ -42,6 +52,9 @@ WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 REACHES = (1.0, 2.0, 4.0, 8.0)
 #: The weights of the prior that holds a table's temperature at 1 it is chosen from (and none).
 TEMPERS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0)
+#: How a recipe's ``adapt_temper`` chooses the temperature's prior: of least log-loss, or freed
+#: by the one-standard-error rule.
+TEMPER_RULES = ("least", "one_se")
 #: Bounds that are not fitted: examples kept per class, and needed before a class counts.
 CAPACITY = 32
 MIN_EXAMPLES = 2
@@ -107,6 +120,8 @@ class Replayed:
     total: int
     #: summed negative log-probability of the targets' true classes (nats)
     loss: float
+    #: the same, sample game by sample game
+    table_losses: tuple[float, ...] = ()
 
     @property
     def mean_loss(self) -> float:
@@ -120,11 +135,12 @@ def replay(
     """The targets sent to the model read with ``adaptation`` (its temperature needs the
     ``foreign`` class's column): how many right, of how many, and their log-loss."""
     right = total = 0
-    loss = 0.0
+    losses = []
     tempered = adaptation.temper is not None
     if tempered and foreign is None:
         raise ValueError("a table's temperature needs the foreign class's column")
     for table in tables:
+        loss = 0.0
         bank = TableBank(classes, adaptation)
         # without a temperature (read at 1), the foreign column is never used
         temperature = TableTemperature(foreign or 0, adaptation.temper)
@@ -146,7 +162,8 @@ def replay(
                 if adaptation.misreads:
                     misread = ~read_right & ~step.changed
                     bank.add(step.embedding[misread], step.truth[misread])
-    return Replayed(right, total, loss)
+        losses.append(loss)
+    return Replayed(right, total, sum(losses), tuple(losses))
 
 
 def _job(args: tuple[Path, dict[str, Any], int, int]) -> Table:
@@ -158,12 +175,15 @@ def _job(args: tuple[Path, dict[str, Any], int, int]) -> Table:
 def fit_adaptation(
     model_path: Path, recipe: dict[str, Any], games: int, seed: int, workers: int | None = None
 ) -> tuple[Adaptation, dict[str, Any]]:
-    """The adaptation of the model at ``model_path`` fitted on ``games`` sample games, and the
-    figures of the fit."""
+    """The adaptation of the model at ``model_path`` fitted on ``games`` sample games (its
+    temperature by the recipe's ``adapt_temper``, :data:`TEMPER_RULES`), and the figures of
+    the fit."""
+    temper_rule = recipe.get("adapt_temper", "least")
+    check_temper_rule(temper_rule)  # before the games are filmed
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
     tables = parallel_map(_job, jobs, workers)
     model = CellModel.load(model_path)
-    choice = choose_adaptation(tables, len(model.classes), model.foreign)
+    choice = choose_adaptation(tables, len(model.classes), model.foreign, temper_rule)
     total = max(choice.chosen.total, 1)
     figures = {
         "adapt_games": games,
@@ -176,6 +196,9 @@ def fit_adaptation(
         "adapt_loss_untempered": round(choice.untempered.mean_loss, 6),
         "adapt_loss_other_misreads": round(choice.other.mean_loss, 6),
     }
+    if temper_rule != "least":
+        figures["adapt_temper_rule"] = temper_rule
+        figures["adapt_temper_least"] = choice.least_temper
     return choice.adaptation, figures
 
 
@@ -191,13 +214,18 @@ class Choice:
     other: Replayed
     #: the chosen bank without a temperature
     untempered: Replayed
+    #: the temperature's prior of least log-loss (before ``temper_rule``; None: none)
+    least_temper: float | None = None
 
 
-def choose_adaptation(tables: list[Table], classes: int, foreign: int | None = None) -> Choice:
+def choose_adaptation(
+    tables: list[Table], classes: int, foreign: int | None = None, temper_rule: str = "least"
+) -> Choice:
     """The grid's adaptation that gives the targets sent to the model in ``tables`` the least
     log-loss (ties: the smaller bound, then not taught ``misreads``), then, given the
     ``foreign`` class's column, the :data:`TEMPERS` of least log-loss with it (ties: none, then
-    the larger)."""
+    the larger), freed by ``temper_rule`` (:data:`TEMPER_RULES`)."""
+    check_temper_rule(temper_rule)
     scored = []
     for misreads in (False, True):
         for weight in WEIGHTS:
@@ -214,11 +242,26 @@ def choose_adaptation(tables: list[Table], classes: int, foreign: int | None = N
         (s for s in scored if s[1].misreads != best.misreads or s[1].weight == 0), key=cost
     )[0]
     untempered = chosen
+    least_temper = None
     if foreign is not None:
         # (replayed, adaptation, rank): on equal loss, no temperature, then the larger prior
         options = [(chosen, best, -math.inf)]
         for t in TEMPERS:
             tempered = replace(best, temper=t)
             options.append((replay(tables, classes, tempered, foreign), tempered, -t))
-        chosen, best, _ = min(options, key=lambda s: (s[0].loss, s[2]))
-    return Choice(best, chosen, without, other, untempered)
+        least = min(options, key=lambda s: (s[0].loss, s[2]))
+        chosen, best, _ = least
+        least_temper = best.temper
+        if temper_rule == "one_se":  # the weakest prior the games cannot tell from the least
+            chosen, best, _ = max(
+                (o for o in options if within_one_se(o[0].table_losses, least[0].table_losses)),
+                key=lambda s: s[2],
+            )
+    return Choice(best, chosen, without, other, untempered, least_temper)
+
+
+def check_temper_rule(temper_rule: str) -> None:
+    """Raise ValueError unless ``temper_rule`` is one of :data:`TEMPER_RULES`."""
+    if temper_rule not in TEMPER_RULES:
+        known = ", ".join(TEMPER_RULES)
+        raise ValueError(f"adapt_temper must be one of {known}, not {temper_rule!r}")

@@ -43,6 +43,7 @@ from ..decode import ILLEGAL_MARGIN, WRONG_COST, decode
 from ..geometry import load_geometry
 from ..model import CellModel
 from .dataset import reader_class, training_domain
+from .one_se import within_one_se
 from .pool import parallel_map
 
 #: The close margins (nats) the fit chooses from: ln 1 (never ask) .. ln 64.
@@ -177,15 +178,6 @@ def _game_costs(games: list[list[Judged]], margins: Margins) -> list[float]:
     return [_cost(g, margins) for g in games]
 
 
-def _standard_error_of_sum(values: list[float]) -> float:
-    """The standard error of the sum of ``values``, independent samples of one quantity."""
-    n = len(values)
-    if n < 2:
-        return 0.0
-    mean = sum(values) / n
-    return math.sqrt(n * sum((v - mean) ** 2 for v in values) / (n - 1))
-
-
 def cautious_margins(games: list[list[Judged]], least: Margins) -> Margins:
     """The least-cost margins on every board of ``games`` (``least``, :func:`choose_margins`),
     the close margin raised to the largest of :data:`MARGINS` whose cost over the games exceeds
@@ -195,9 +187,7 @@ def cautious_margins(games: list[list[Judged]], least: Margins) -> Margins:
     base = _game_costs(games, least)
     chosen = close
     for candidate in (m for m in MARGINS if m > close):
-        costs = _game_costs(games, (illegal_margin, candidate, ask_margin))
-        differences = [c - b for c, b in zip(costs, base, strict=True)]
-        if sum(differences) <= _standard_error_of_sum(differences):
+        if within_one_se(_game_costs(games, (illegal_margin, candidate, ask_margin)), base):
             chosen = candidate
     return (illegal_margin, chosen, ask_margin)
 
