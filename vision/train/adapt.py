@@ -44,7 +44,7 @@ from ..bench_table import filmed_game
 from ..geometry import load_geometry
 from ..model import CellModel
 from .dataset import reader_class, training_domain
-from .one_se import within_one_se
+from .one_se import check_rule, within_one_se
 from .pool import parallel_map
 
 #: The grid the pair is chosen from.
@@ -52,9 +52,6 @@ WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 REACHES = (1.0, 2.0, 4.0, 8.0)
 #: The weights of the prior that holds a table's temperature at 1 it is chosen from (and none).
 TEMPERS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0)
-#: How a recipe's ``adapt_temper`` chooses the temperature's prior: of least log-loss, or freed
-#: by the one-standard-error rule.
-TEMPER_RULES = ("least", "one_se")
 #: Bounds that are not fitted: examples kept per class, and needed before a class counts.
 CAPACITY = 32
 MIN_EXAMPLES = 2
@@ -176,10 +173,10 @@ def fit_adaptation(
     model_path: Path, recipe: dict[str, Any], games: int, seed: int, workers: int | None = None
 ) -> tuple[Adaptation, dict[str, Any]]:
     """The adaptation of the model at ``model_path`` fitted on ``games`` sample games (its
-    temperature by the recipe's ``adapt_temper``, :data:`TEMPER_RULES`), and the figures of
+    temperature by the recipe's ``adapt_temper``, :data:`.one_se.RULES`), and the figures of
     the fit."""
     temper_rule = recipe.get("adapt_temper", "least")
-    check_temper_rule(temper_rule)  # before the games are filmed
+    check_rule("adapt_temper", temper_rule)  # before the games are filmed
     jobs = [(model_path, recipe, i, seed) for i in range(games)]
     tables = parallel_map(_job, jobs, workers)
     model = CellModel.load(model_path)
@@ -224,8 +221,8 @@ def choose_adaptation(
     """The grid's adaptation that gives the targets sent to the model in ``tables`` the least
     log-loss (ties: the smaller bound, then not taught ``misreads``), then, given the
     ``foreign`` class's column, the :data:`TEMPERS` of least log-loss with it (ties: none, then
-    the larger), freed by ``temper_rule`` (:data:`TEMPER_RULES`)."""
-    check_temper_rule(temper_rule)
+    the larger), freed by ``temper_rule`` (:data:`~vision.train.one_se.RULES`)."""
+    check_rule("adapt_temper", temper_rule)
     scored = []
     for misreads in (False, True):
         for weight in WEIGHTS:
@@ -258,10 +255,3 @@ def choose_adaptation(
                 key=lambda s: s[2],
             )
     return Choice(best, chosen, without, other, untempered, least_temper)
-
-
-def check_temper_rule(temper_rule: str) -> None:
-    """Raise ValueError unless ``temper_rule`` is one of :data:`TEMPER_RULES`."""
-    if temper_rule not in TEMPER_RULES:
-        known = ", ".join(TEMPER_RULES)
-        raise ValueError(f"adapt_temper must be one of {known}, not {temper_rule!r}")

@@ -43,7 +43,7 @@ from ..decode import ILLEGAL_MARGIN, WRONG_COST, decode
 from ..geometry import load_geometry
 from ..model import CellModel
 from .dataset import reader_class, training_domain
-from .one_se import within_one_se
+from .one_se import check_rule, within_one_se
 from .pool import parallel_map
 
 #: The close margins (nats) the fit chooses from: ln 1 (never ask) .. ln 64.
@@ -56,9 +56,6 @@ ILLEGAL_MARGINS = tuple(
 #: The ask margins (nats) the fit chooses from, below the illegal margin (at it: never ask):
 #: from an illegal act ln 4 less likely than the best legal explanation up.
 ASK_MARGINS = tuple(round(math.log(x), 4) for x in (0.25, 0.5, 1, 2)) + ILLEGAL_MARGINS
-#: How a recipe's ``decode_close`` chooses the close margin: of least cost, or raised by the
-#: one-standard-error rule.
-CLOSE_RULES = ("least", "one_se")
 #: Verdicts of a board when nobody is asked.
 RIGHT, WRONG, REFUSED = "right", "wrong", "refused"
 
@@ -212,23 +209,16 @@ def judge_games(
     return parallel_map(_job, jobs, workers)
 
 
-def check_close_rule(close_rule: str) -> None:
-    """Raise ValueError unless ``close_rule`` is one of :data:`CLOSE_RULES`."""
-    if close_rule not in CLOSE_RULES:
-        known = ", ".join(CLOSE_RULES)
-        raise ValueError(f"decode_close must be one of {known}, not {close_rule!r}")
-
-
 def fit_margins(
     games: list[list[Judged]], close_rule: str = "least"
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """The ``decode`` margins fitted on the judged boards of each sample game
-    (:func:`judge_games`), the close margin by ``close_rule`` (:data:`CLOSE_RULES`), and the
+    (:func:`judge_games`), the close margin by ``close_rule`` (:data:`.one_se.RULES`), and the
     figures of the fit: moves right, wrong and refused with them, the least-cost close margin,
     the least and the largest illegal margin of the same least cost, illegal placements flagged
     and let stand with them and with :data:`vision.decode.ILLEGAL_MARGIN` (and no ask margin),
     and moves and illegal placements asked about as illegal acts."""
-    check_close_rule(close_rule)
+    check_rule("decode_close", close_rule)
     boards = [b for g in games for b in g]
     tied = tied_margins(boards)
     least = _middle(tied)

@@ -26,8 +26,9 @@ from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import VALIDATION_START, Patches, build
-from .decode import check_close_rule, fit_margins, judge_games
+from .decode import fit_margins, judge_games
 from .kernel import expected_costs
+from .one_se import check_rule
 
 
 def validation_indices(recipe: dict[str, Any], scenes: int) -> range:
@@ -661,7 +662,7 @@ def refit_decode(
     path = out / f"{name}.json"
     games = int(games or recipe.get("decode_games", 24))
     close_rule = recipe.get("decode_close", "least")
-    check_close_rule(close_rule)  # before the games are filmed
+    check_rule("decode_close", close_rule)  # before the games are filmed
     judged = judge_games(path, recipe, games, seed, workers)
     margins, figures = fit_margins(judged, close_rule)
     meta = json.loads(path.read_text(encoding="utf-8"))

@@ -8,6 +8,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+#: How a fit that offers the rule chooses: the least cost, or the most cautious within one
+#: standard error of it (a recipe key's values: ``decode_close``, ``adapt_temper``).
+RULES = ("least", "one_se")
+
+
+def check_rule(key: str, rule: str) -> None:
+    """Raise ValueError unless ``rule``, the recipe's ``key``, is one of :data:`RULES`."""
+    if rule not in RULES:
+        raise ValueError(f"{key} must be one of {', '.join(RULES)}, not {rule!r}")
+
 
 def standard_error_of_sum(values: Sequence[float]) -> float:
     """The standard error of the sum of ``values``, independent samples of one quantity."""
