@@ -54,6 +54,7 @@ import numpy as np
 
 from engine import ILLEGAL, MOVE, NO_CHANGE, Game, Move, Observation, Verdict, new_game
 from engine.attempts import illegal_attempt
+from engine.core import Content
 
 from .adapt import Adaptation
 from .bench import (
@@ -107,10 +108,11 @@ class Tally:
         if accepted is not None:
             self.moves_right += accepted == played
             self.moves_wrong += accepted != played
-            if accepted != played:
-                self.wrong.append(f"{where}{_wrong_move(game, obs, played, accepted)}")
         if accepted != played:
             view, changes = game.view(), game.changes_after(played)
+            if accepted is not None:
+                shown = {**view, **changes}
+                self.wrong.append(f"{where}{_wrong_move(game, shown, obs, played, accepted)}")
             seen = {c: v for c, v in obs.cells.items() if c in view}
             elsewhere = any(v != view[c] for c, v in seen.items() if c not in changes)
             own = all(seen.get(c, ...) == v for c, v in changes.items())
@@ -196,10 +198,11 @@ def _accepted(game: Game, obs: Observation) -> Move | None:
     return verdict.move if verdict is not None and verdict.kind == MOVE else None
 
 
-def _wrong_move(game: Game, obs: Observation, played: Move, accepted: Move) -> str:
-    """``played`` accepted as ``accepted``, and the cells ``obs`` read otherwise than the board
-    after ``played`` shows them (cell: shown -> read)."""
-    shown = {**game.view(), **game.changes_after(played)}
+def _wrong_move(
+    game: Game, shown: dict[str, Content], obs: Observation, played: Move, accepted: Move
+) -> str:
+    """``played`` accepted as ``accepted``, and the cells ``obs`` read otherwise than ``shown``,
+    the board after ``played`` (cell: shown -> read)."""
     misread = [
         f"{cell}: {_content(game, shown[cell])} -> {_content(game, read)}"
         for cell, read in obs.cells.items()
