@@ -23,10 +23,10 @@ test: $(STAMP)
 # Fit the readers' models (vision/models/) from vision/train/recipes.json in a venv of its own,
 # so that PyTorch never enters the test or demo environment.
 TRAIN_VENV := .venv-train
-$(TRAIN_VENV)/.installed: pyproject.toml
+$(TRAIN_VENV)/.installed: pyproject.toml vision/train/constraints.txt
 	$(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/pip install --quiet --upgrade pip
-	$(TRAIN_VENV)/bin/pip install --quiet -e ".[train]"
+	$(TRAIN_VENV)/bin/pip install --quiet -c vision/train/constraints.txt -e ".[train]"
 	touch $@
 
 models: $(TRAIN_VENV)/.installed

@@ -401,3 +401,17 @@ def test_the_foreign_thresholds_are_fitted_again_on_a_kept_network(tmp_path):
     assert again.foreign_threshold == meta["foreign_threshold"]
     # the views are fitted with them: the thresholds are those of the views the referee reads
     assert again.views_below == meta["views"]["below"] > 0
+
+
+def test_a_fit_records_its_threads_and_the_versions_it_ran_with():
+    """A seed reproduces a fit with the same threads and libraries: both go into the file."""
+    from importlib.metadata import version
+
+    from vision.train.fit import FIT_LIBRARIES, fit_environment
+
+    env = fit_environment(3)
+    assert env["fit_threads"] == 3
+    assert set(env["libraries"]) == set(FIT_LIBRARIES)
+    assert env["libraries"]["numpy"] == version("numpy") == np.__version__
+    assert env["libraries"]["onnxruntime"] == version("onnxruntime")
+    assert all(v is None or isinstance(v, str) for v in env["libraries"].values())

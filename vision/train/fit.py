@@ -15,6 +15,7 @@ import os
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,18 @@ def _torch():
         ) from None
     return torch
 
+
+#: The distributions whose versions a fit's numbers depend on (the renders: OpenCV, NumPy,
+#: Mitsuba; the fit: PyTorch; the export and the views' fit: ONNX, onnxruntime), recorded in
+#: every model file a full fit writes (``trained.libraries``).
+FIT_LIBRARIES = (
+    "torch",
+    "numpy",
+    "opencv-python-headless",
+    "mitsuba",
+    "onnx",
+    "onnxruntime",
+)
 
 #: What :func:`network`'s standardised channels add to a patch channel's spread before dividing
 #: by it: a flat patch (an empty cell in even light) stays near zero instead of amplifying noise.
@@ -500,6 +513,23 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
     return path
 
 
+def fit_environment(threads: int) -> dict[str, Any]:
+    """What a fit's numbers depend on beyond its recipe and seed: the threads it ran on and the
+    versions of the libraries that render and fit (``vision/train/constraints.txt`` pins them)."""
+    return {
+        "fit_threads": threads,
+        "libraries": {name: _installed(name) for name in FIT_LIBRARIES},
+    }
+
+
+def _installed(distribution: str) -> str | None:
+    """The installed version of ``distribution`` (None: not installed)."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
 def train(
     name: str,
     recipe: dict[str, Any],
@@ -532,6 +562,7 @@ def train(
         "patches": len(data.y),
         "render_seconds": round(render_s, 1),
         **change,
+        **fit_environment(threads),
     }
     path = export(fitted, recipe, name, out, info)
     print(f"{name}: fitted in {fitted.fit_seconds} s -> {path}", flush=True)
