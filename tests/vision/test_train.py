@@ -415,3 +415,14 @@ def test_a_fit_records_its_threads_and_the_versions_it_ran_with():
     assert env["libraries"]["numpy"] == version("numpy") == np.__version__
     assert env["libraries"]["onnxruntime"] == version("onnxruntime")
     assert all(v is None or isinstance(v, str) for v in env["libraries"].values())
+
+
+def test_a_fit_records_the_versions_of_every_library_the_training_environment_pins():
+    from pathlib import Path
+
+    from vision.train.fit import FIT_LIBRARIES
+
+    pins = Path(__file__).parents[2] / "vision" / "train" / "constraints.txt"
+    lines = [line.strip() for line in pins.read_text().splitlines()]
+    pinned = {line.split("==")[0] for line in lines if line and not line.startswith("#")}
+    assert pinned == set(FIT_LIBRARIES)

@@ -52,13 +52,15 @@ def _torch():
 
 
 #: The distributions whose versions a fit's numbers depend on (the renders: OpenCV, NumPy,
-#: Mitsuba; the fit: PyTorch; the export and the views' fit: ONNX, onnxruntime), recorded in
-#: every model file a full fit writes (``trained.libraries``).
+#: Mitsuba and Dr.Jit; the fit: PyTorch; the export and the views' fit: ONNX, onnxruntime): the
+#: ones ``vision/train/constraints.txt`` pins, recorded in every model file a full fit writes
+#: (``trained.libraries``).
 FIT_LIBRARIES = (
     "torch",
     "numpy",
     "opencv-python-headless",
     "mitsuba",
+    "drjit",
     "onnx",
     "onnxruntime",
 )
