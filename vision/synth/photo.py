@@ -188,9 +188,17 @@ def desaturate(lin: np.ndarray, strength: float, knee: float = 0.25) -> np.ndarr
     float32): each channel moves towards the pixel's brightest one by ``strength`` times a
     smoothstep of that brightest channel from ``knee`` to full scale (dark colours keep their
     saturation, a bright orange turns salmon)."""
-    top = lin.max(axis=2, keepdims=True)
+    top = brightest(lin)[..., None]
     t = np.clip((top - knee) / (1.0 - knee), 0.0, 1.0)
-    return lin + (strength * t * t * (3 - 2 * t)) * (top - lin)
+    out = top - lin
+    out *= strength * t * t * (3 - 2 * t)
+    out += lin
+    return out
+
+
+def brightest(image: np.ndarray) -> np.ndarray:
+    """The brightest of each pixel's three channels (H x W) of ``image`` (H x W x 3)."""
+    return np.maximum(np.maximum(image[..., 0], image[..., 1]), image[..., 2])
 
 
 def lamp_gains(kelvin: float) -> np.ndarray:
@@ -348,6 +356,14 @@ def _pad(kernel: np.ndarray, n: int) -> np.ndarray:
     return cv2.copyMakeBorder(kernel, n, n, n, n, cv2.BORDER_CONSTANT, value=0)
 
 
+def _noise_sigma(lin: np.ndarray, response: Response) -> np.ndarray:
+    """The standard deviation of ``response``'s shot and read noise at every value of ``lin``."""
+    var = cv2.max(lin, 0.0)
+    var *= (response.shot_noise / 255) ** 2
+    var += (response.read_noise / 255) ** 2
+    return cv2.sqrt(var, var)
+
+
 def respond(
     image: np.ndarray, look: Look, response: Response, rng: np.random.Generator
 ) -> np.ndarray:
@@ -364,7 +380,7 @@ def respond(
     exposure = response.exposure
     if response.auto is not None:
         lit = cv2.resize(lin, (w // 4, h // 4), interpolation=cv2.INTER_AREA) * quarter
-        level = float(np.percentile(lit.max(axis=2), response.auto[0]))
+        level = float(np.percentile(brightest(lit), response.auto[0]))
         exposure *= response.auto[1] / max(level, 1e-3)
     lin = cv2.multiply(lin, cv2.resize(quarter * exposure, (w, h)))
     if response.desaturate > 0:
@@ -373,12 +389,12 @@ def respond(
     if kernel is not None:
         lin = cv2.filter2D(lin, -1, kernel, borderType=cv2.BORDER_REFLECT)
     dx, dy = (int(v) for v in rng.integers(0, 64, 2))
-    sigma = cv2.sqrt(
-        cv2.max(lin, 0.0) * (response.shot_noise / 255) ** 2 + (response.read_noise / 255) ** 2
-    )
-    lin += sigma * _normal_bank((w, h))[dy : dy + h, dx : dx + w]
+    noise = _noise_sigma(lin, response)
+    noise *= _normal_bank((w, h))[dy : dy + h, dx : dx + w]
+    lin += noise
     top = 4 * _TOP if response.curve in _SHOULDERS else _TOP
-    index = np.clip(lin * ((_STEPS - 1) / top), 0, _STEPS - 1).astype(np.uint16)
+    lin *= (_STEPS - 1) / top
+    index = np.clip(lin, 0, _STEPS - 1, out=lin).astype(np.uint16)
     out = np.take(
         _curve_lut(
             response.curve, round(response.strength, 3), round(response.gamma, 3), response.knots

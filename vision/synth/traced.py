@@ -32,7 +32,7 @@ from .camera import Camera
 from .domain import Domain
 from .hands import hand_colours, hand_pose
 from .paint import UP, Solid, circle, clip_near
-from .photo import Look, lamp_gains, respond, srgb_decode, srgb_encode
+from .photo import Look, brightest, lamp_gains, respond, srgb_decode, srgb_encode
 from .pieces import HEAD_FROM, ball_from, bell_profile, tile, token
 from .pose import keep_centre, keep_points, random_camera, random_lamp
 from .scene import DEFAULT_SIZE, HAND_CHANCE, Scene, _occlusion, _textures
@@ -765,7 +765,7 @@ def exposed(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
     """The BGR uint8 sRGB picture of linear RGB ``image``, exposed to put the 97th percentile
     of ``box``'s brightest channel at 85 % (the camera's own response comes after)."""
     x0, y0, x1, y1 = box
-    level = float(np.percentile(image[y0:y1, x0:x1].max(axis=2), 97))
+    level = float(np.percentile(brightest(image[y0:y1, x0:x1]), 97))
     srgb = np.round(255 * srgb_encode(0.85 * image / max(level, 1e-6)))
     return np.ascontiguousarray(srgb[..., ::-1], dtype=np.uint8)
 
