@@ -165,10 +165,15 @@ class _Builder:
         self.atlas: np.ndarray | None = None
         self.tops: list[np.ndarray] = []
 
-    def _texture(self, texture: Texture, name: str) -> dict[str, Any]:
+    def _texture(self, texture: Texture, name: str) -> Any:
         path = self.folder / f"{name}.png"
         cv2.imwrite(str(path), texture.pixels)
-        return {"type": "bitmap", "filename": str(path)}
+        return self._bitmap(path)
+
+    def _bitmap(self, path: Path, **options: Any) -> Any:
+        """The Mitsuba bitmap texture of the image file ``path``, loaded once: the scene may be
+        loaded again and again (:func:`_load`)."""
+        return self.mi.load_dict({"type": "bitmap", "filename": str(path), **options})
 
     def rectangle(self, name: str, lo: np.ndarray, size: np.ndarray, z: float, bsdf: dict) -> None:
         """A rectangle at ``z`` from corner ``lo`` (x, y mm) of ``size``."""
@@ -252,11 +257,7 @@ class _Builder:
                 "type": "twosided",
                 "bsdf": {
                     "type": "diffuse",
-                    "reflectance": {
-                        "type": "bitmap",
-                        "filename": str(path),
-                        "to_uv": T().scale([12, 12, 1]),
-                    },
+                    "reflectance": self._bitmap(path, to_uv=T().scale([12, 12, 1])),
                 },
             },
         }
