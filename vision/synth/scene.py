@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import cv2
@@ -136,56 +136,24 @@ def render_scene(
     if unknown:
         raise ValueError(f"{game} has no cells {sorted(unknown)}")
     truth = {name: cells.get(name) for name in geometry.cell_names}
-    rng = np.random.default_rng([seed, zlib.crc32(game.encode())])
-    vary = None
-    if domain.varied:
-        vary_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 2])
-        vary = Variation.draw(domain, geometry, vary_rng)
     upright = geometry.upright
     surface_z = -float(geometry.extra["board"]["thickness"])
-
-    camera, params = random_camera(
-        geometry,
-        size,
-        rng,
-        distortion,
-        tilt_deg,
-        min(max_tilt_deg, domain.max_tilt_deg),
-        domain.zoom,
-    )
-    lamp = random_lamp(geometry, rng, upright)
-    chance = rng.random()
-    wants_hand = bool(chance < HAND_CHANCE) if hand is None else hand
-    hand_rng = np.random.default_rng(rng.integers(2**63))
-    look = Look.random(rng)
-    table = table_texture(rng, upright)
-    shiny = float(rng.uniform(300, 1500))
-    piece_rng = np.random.default_rng(rng.integers(2**63))
-    develop_rng = np.random.default_rng(rng.integers(2**63))
+    if board_shift is None or upright:
+        board_shift = (0.0, 0.0, 0.0)
+    options = (game, seed, size, distortion, tilt_deg, max_tilt_deg, domain)
+    drawn = _draw(*options)
+    vary = drawn.vary
+    wants_hand = bool(drawn.chance < HAND_CHANCE) if hand is None else hand
     shadow = (1.5, 0.45) if vary is None else (vary.shadow_soft, vary.shadow_dark)
     if vary is not None and vary.lamp_deg > 0:
         shadow = (AREA_SHADOW_SOFT, vary.shadow_dark)  # the lamp's size softens them
-    if vary is not None:
-        shiny = vary.shininess
 
-    image = background(camera, geometry, table)
-    mat, board = _textures(geometry, vary)
-    paste_plane(image, camera, mat, 0.0)
-    mat_camera = camera
-    if board_shift is None or upright:
-        board_shift = (0.0, 0.0, 0.0)
-    camera, lamp = _placed(camera, lamp, geometry, board_shift)
-    painter = (
-        Painter(image, camera, lamp, shiny)
-        if vary is None
-        else Painter(image, camera, lamp, shiny, vary.haze, vary.ambient, vary.relit)
-    )
-    if not upright:
-        board_sides(painter, geometry, surface_z, None if vary is None else vary.board)
-        outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
-        paste_plane(image, camera, board, surface_z, outline)
+    image = _set(*options, tuple(board_shift)).copy()
+    mat_camera = drawn.camera
+    camera, lamp = _placed(mat_camera, drawn.lamp, geometry, board_shift)
+    painter = _painter(image, camera, lamp, drawn.shiny, vary)
     try:
-        solids = build_pieces(geometry, truth, camera.position, piece_rng, vary)
+        solids = build_pieces(geometry, truth, camera.position, drawn.piece_rng, vary)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"a cell content is not a {game} piece: {exc!r}") from None
     painter.cast(solids, surface_z, _lamp_radius(lamp, geometry, vary))
@@ -197,19 +165,21 @@ def render_scene(
     if vary is not None:
         painter.glare[:] = cv2.multiply(painter.glare, vary.glare)
     apply_layer(painter.image, painter.glare, 1.5, None)
+    hand_rng = drawn.hand_rng
     if vary is None:
         mask = add_hand(painter, geometry, surface_z, hand_rng, upright) if wants_hand else None
     else:
         mask = _varied_extras(painter, geometry, surface_z, hand_rng, wants_hand, vary)
     if effects and vary is not None:
-        image = respond(image, look, vary.response, develop_rng)
+        image = respond(image, drawn.look, vary.response, drawn.develop_rng)
     elif effects:
-        image = develop(image, look, develop_rng)
+        image = develop(image, drawn.look, drawn.develop_rng)
     hidden, hidden_markers, occluded = _occlusion(geometry, camera, mat_camera, surface_z, mask)
+    params = drawn.params
     params.update(
         lamp=lamp.tolist(),
         hand=wants_hand,
-        look=look.__dict__,
+        look=drawn.look.__dict__,
         domain=domain.name,
         response=vary.response.__dict__ if vary is not None else None,
         broad_glare=vary is not None and vary.broad_glare,
@@ -231,6 +201,105 @@ def render_scene(
         params=params,
         mat_camera=mat_camera,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class _Drawn:
+    """What a scene's seed draws before its pieces (:func:`_draw`), in the order drawn."""
+
+    vary: Variation | None
+    camera: Camera
+    params: dict[str, Any]
+    lamp: np.ndarray
+    chance: float
+    hand_rng: np.random.Generator
+    look: Look
+    table: np.ndarray
+    #: the pieces' Phong exponent (the variation's, when there is one)
+    shiny: float
+    piece_rng: np.random.Generator
+    develop_rng: np.random.Generator
+
+
+def _draw(
+    game: str,
+    seed: int,
+    size: tuple[int, int],
+    distortion: float | None,
+    tilt_deg: float | None,
+    max_tilt_deg: float,
+    domain: Domain,
+) -> _Drawn:
+    """The draws of :func:`render_scene` (its arguments of the same names) before its pieces;
+    fresh random streams on every call."""
+    geometry = load_geometry(game)
+    rng = np.random.default_rng([seed, zlib.crc32(game.encode())])
+    vary = None
+    if domain.varied:
+        vary_rng = np.random.default_rng([seed, zlib.crc32(game.encode()), 2])
+        vary = Variation.draw(domain, geometry, vary_rng)
+    camera, params = random_camera(
+        geometry,
+        size,
+        rng,
+        distortion,
+        tilt_deg,
+        min(max_tilt_deg, domain.max_tilt_deg),
+        domain.zoom,
+    )
+    lamp = random_lamp(geometry, rng, geometry.upright)
+    chance = rng.random()
+    hand_rng = np.random.default_rng(rng.integers(2**63))
+    look = Look.random(rng)
+    table = table_texture(rng, geometry.upright)
+    shiny = float(rng.uniform(300, 1500))
+    piece_rng = np.random.default_rng(rng.integers(2**63))
+    develop_rng = np.random.default_rng(rng.integers(2**63))
+    if vary is not None:
+        shiny = vary.shininess
+    return _Drawn(
+        vary, camera, params, lamp, chance, hand_rng, look, table, shiny, piece_rng, develop_rng
+    )
+
+
+@lru_cache(maxsize=1)
+def _set(
+    game: str,
+    seed: int,
+    size: tuple[int, int],
+    distortion: float | None,
+    tilt_deg: float | None,
+    max_tilt_deg: float,
+    domain: Domain,
+    board_shift: tuple[float, float, float],
+) -> np.ndarray:
+    """The picture (read-only) of the table, the mat and the board of :func:`render_scene`'s
+    scene (its arguments of the same names) before any piece: the same whatever the cells,
+    so the boards of one game filmed at one table are painted on one copy of it."""
+    geometry = load_geometry(game)
+    drawn = _draw(game, seed, size, distortion, tilt_deg, max_tilt_deg, domain)
+    vary = drawn.vary
+    image = background(drawn.camera, geometry, drawn.table)
+    mat, board = _textures(geometry, vary)
+    paste_plane(image, drawn.camera, mat, 0.0)
+    if not geometry.upright:
+        camera, lamp = _placed(drawn.camera, drawn.lamp, geometry, board_shift)
+        painter = _painter(image, camera, lamp, drawn.shiny, vary)
+        surface_z = -float(geometry.extra["board"]["thickness"])
+        board_sides(painter, geometry, surface_z, None if vary is None else vary.board)
+        outline = np.asarray(geometry.extra["board"]["outline"], dtype=np.float64)
+        paste_plane(image, camera, board, surface_z, outline)
+    image.flags.writeable = False
+    return image
+
+
+def _painter(
+    image: np.ndarray, camera: Camera, lamp: np.ndarray, shiny: float, vary: Variation | None
+) -> Painter:
+    """The painter of ``image`` in the nominal look or in ``vary``'s."""
+    if vary is None:
+        return Painter(image, camera, lamp, shiny)
+    return Painter(image, camera, lamp, shiny, vary.haze, vary.ambient, vary.relit)
 
 
 def _lamp_radius(lamp: np.ndarray, geometry: BoardGeometry, vary: Variation | None) -> float:
