@@ -116,9 +116,17 @@ def _square_targets(geometry: BoardGeometry, size_mm: float) -> list[Target]:
 def triangle_edge(polygon: np.ndarray, side: str) -> tuple[np.ndarray, np.ndarray]:
     """The end points of a triangular cell's ``left``, ``right`` or ``base`` edge (the spec:
     the base is the horizontal edge, left and right the slanted ones by their middles' x)."""
-    edges = [(polygon[i], polygon[(i + 1) % 3]) for i in range(3)]
-    base = min(edges, key=lambda e: abs(e[0][1] - e[1][1]))
-    slanted = sorted((e for e in edges if e is not base), key=lambda e: e[0][0] + e[1][0])
+    i, j = _edge_ends(polygon, side)
+    return polygon[i], polygon[j]
+
+
+def _edge_ends(polygon: np.ndarray, side: str) -> tuple[int, int]:
+    """The indices of :func:`triangle_edge`'s end points in ``polygon``."""
+    edges = [(i, (i + 1) % 3) for i in range(3)]
+    base = min(edges, key=lambda e: abs(polygon[e[0]][1] - polygon[e[1]][1]))
+    slanted = sorted(
+        (e for e in edges if e != base), key=lambda e: polygon[e[0]][0] + polygon[e[1]][0]
+    )
     return {"base": base, "left": slanted[0], "right": slanted[1]}[side]
 
 
@@ -133,8 +141,8 @@ def _edge_targets(geometry: BoardGeometry, scale: float) -> list[Target]:
     for cell in geometry.cells:
         poly = np.asarray(cell.polygon, dtype=np.float64)
         for part in EDGES:
-            a, b = triangle_edge(poly, part)
-            c = next(p for p in poly if not (np.allclose(p, a) or np.allclose(p, b)))
+            i, j = _edge_ends(poly, part)
+            a, b, c = poly[i], poly[j], poly[3 - i - j]
             # keep the patch unmirrored: the corner opposite the edge is on the left of a -> b
             # as the patch's apex is on the left of its bottom edge drawn left to right
             if (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) > 0:
