@@ -48,8 +48,10 @@ class MatCanvas:
         self.scale = px_per_mm
         self.origin = np.asarray(origin, dtype=np.float64)
         w, h = (round(v * px_per_mm) for v in size)
+        row = np.empty((w, 3), dtype=np.uint8)
+        row[:] = background
         self.pixels = np.empty((h, w, 3), dtype=np.uint8)
-        self.pixels[:] = background
+        self.pixels[:] = row
 
     @classmethod
     def for_mat(cls, geometry: BoardGeometry, px_per_mm: float) -> MatCanvas:
