@@ -42,10 +42,11 @@ BOXES = (1, 3, 5)
 
 
 def _relit(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``image`` under another light."""
+    """``image`` under another light (each channel through a table of its 256 levels)."""
     gain = rng.uniform(*GAIN) * rng.uniform(1 - TINT, 1 + TINT, 3)
-    x = (image.astype(np.float32) / 255.0) ** rng.uniform(*GAMMA) * gain
-    return np.clip(x * 255.0, 0, 255).astype(np.uint8)
+    levels = np.arange(256, dtype=np.float32)[:, None]
+    x = (levels / 255.0) ** rng.uniform(*GAMMA) * gain
+    return cv2.LUT(image, np.clip(x * 255.0, 0, 255).astype(np.uint8)[:, None])
 
 
 def candidates(recipe: dict[str, Any]) -> list[tuple[float, int]]:
