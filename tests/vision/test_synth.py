@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from engine import data
 from vision.geometry import load_geometry
-from vision.synth import random_position, render_scene
+from vision.synth import Domain, random_position, render_scene
 from vision.synth.camera import Camera, intrinsics, look_at
 
 GAMES = ("gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo")
@@ -75,6 +75,22 @@ def test_same_seed_same_picture_other_seed_other_picture():
     assert a.hidden == b.hidden and a.occluded == b.occluded
     assert np.array_equal(a.homography, b.homography)
     assert not np.array_equal(a.image, c.image)
+
+
+@pytest.mark.parametrize("game", ["gobblet", "spectrangle"])
+def test_a_scene_kept_painted_for_the_next_board_gives_the_same_picture(game):
+    # render_scene keeps the last seed's table, mat and board painted: boards filmed one after
+    # another at one seed (a game at a table) must come out as each would alone
+    rng = np.random.default_rng(8)
+    first, second = random_position(game, rng), random_position(game, rng)
+    domain = Domain.TRAIN
+    alone = render_scene(game, first, 21, domain=domain).image
+    render_scene(game, second, 21, domain=domain)
+    again = render_scene(game, first, 21, domain=domain).image
+    shifted = render_scene(game, first, 21, domain=domain, board_shift=(3.0, -2.0, 1.5)).image
+    assert np.array_equal(alone, again)
+    assert not np.array_equal(alone, shifted)
+    assert np.array_equal(render_scene(game, first, 21, domain=domain).image, alone)
 
 
 def test_random_positions_are_seeded():
