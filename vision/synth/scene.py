@@ -148,7 +148,7 @@ def render_scene(
     if vary is not None and vary.lamp_deg > 0:
         shadow = (AREA_SHADOW_SOFT, vary.shadow_dark)  # the lamp's size softens them
 
-    image = _set(*options, tuple(board_shift)).copy()
+    image = _set(options, tuple(board_shift)).copy()
     mat_camera = drawn.camera
     camera, lamp = _placed(mat_camera, drawn.lamp, geometry, board_shift)
     painter = _painter(image, camera, lamp, drawn.shiny, vary)
@@ -263,21 +263,12 @@ def _draw(
 
 
 @lru_cache(maxsize=1)
-def _set(
-    game: str,
-    seed: int,
-    size: tuple[int, int],
-    distortion: float | None,
-    tilt_deg: float | None,
-    max_tilt_deg: float,
-    domain: Domain,
-    board_shift: tuple[float, float, float],
-) -> np.ndarray:
+def _set(options: tuple[Any, ...], board_shift: tuple[float, float, float]) -> np.ndarray:
     """The picture (read-only) of the table, the mat and the board of :func:`render_scene`'s
-    scene (its arguments of the same names) before any piece: the same whatever the cells,
-    so the boards of one game filmed at one table are painted on one copy of it."""
-    geometry = load_geometry(game)
-    drawn = _draw(game, seed, size, distortion, tilt_deg, max_tilt_deg, domain)
+    scene (``options``: :func:`_draw`'s arguments) before any piece: the same whatever the
+    cells, so the boards of one game filmed at one table are painted on one copy of it."""
+    geometry = load_geometry(options[0])
+    drawn = _draw(*options)
     vary = drawn.vary
     image = background(drawn.camera, geometry, drawn.table)
     mat, board = _textures(geometry, vary)
