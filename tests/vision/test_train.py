@@ -38,8 +38,9 @@ def test_every_recipe_names_a_reader_that_knows_its_classes():
 
 def test_every_committed_cell_model_was_fitted_from_its_recipe():
     """A recipe and the model file it fits change together: the committed file carries the
-    recipe's games, classes, patch and frame-context quantiles (a recipe edited without the
-    model fitted again, or a trial's model copied in without its recipe, fails here)."""
+    recipe's games, classes, patch, frame-context quantiles and (where it records them) epochs
+    (a recipe edited without the model fitted again, or a trial's model copied in without its
+    recipe, fails here)."""
     from vision.models import MODELS_DIR
 
     for name, recipe in _cell_recipes():
@@ -48,6 +49,7 @@ def test_every_committed_cell_model_was_fitted_from_its_recipe():
         assert meta["classes"] == recipe["classes"], name
         assert meta["patch"] == recipe["patch"], name
         assert meta.get("context") == recipe.get("context"), name
+        assert meta["trained"].get("epochs", recipe["epochs"]) == recipe["epochs"], name
 
 
 def test_a_recipe_widens_only_its_own_training_domain():

@@ -553,12 +553,14 @@ def train(
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
     # the renders are done: the fit may have the cores they had
     threads = workers or os.cpu_count() or 1
-    fitted = fit(recipe, data, seed, int(epochs or recipe["epochs"]), threads)
+    epochs = int(epochs or recipe["epochs"])
+    fitted = fit(recipe, data, seed, epochs, threads)
     change = fit_change(recipe, max(1, n // 4), seed, workers)
     print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
         "seed": seed,
         "scenes": n,
+        "epochs": epochs,
         "domain": "train",
         **({"domain_widened": recipe["domain"]} if recipe.get("domain") else {}),
         "patches": len(data.y),
