@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import platform
 from dataclasses import replace
 
 import numpy as np
@@ -417,6 +418,16 @@ def test_a_fit_records_its_threads_and_the_versions_it_ran_with():
     assert env["libraries"]["numpy"] == version("numpy") == np.__version__
     assert env["libraries"]["onnxruntime"] == version("onnxruntime")
     assert all(v is None or isinstance(v, str) for v in env["libraries"].values())
+    # and the processor: PyTorch rounds by the kernels this instruction set gets
+    cpu = env["processor"]
+    assert cpu["machine"] == platform.machine() and cpu["machine"]
+    assert cpu["model"] is None or cpu["model"].strip() == cpu["model"] != ""
+    try:
+        import torch
+    except ImportError:
+        assert cpu["kernels"] is None
+    else:
+        assert cpu["kernels"] == torch.backends.cpu.get_cpu_capability() != ""
 
 
 def test_a_fit_records_the_versions_of_every_library_the_training_environment_pins():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import platform
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -516,12 +517,36 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
 
 
 def fit_environment(threads: int) -> dict[str, Any]:
-    """What a fit's numbers depend on beyond its recipe and seed: the threads it ran on and the
-    versions of the libraries that render and fit (``vision/train/constraints.txt`` pins them)."""
+    """What a fit's numbers depend on beyond its recipe and seed: the threads it ran on, the
+    versions of the libraries that render and fit (``vision/train/constraints.txt`` pins them)
+    and the processor (PyTorch picks its kernels, and so its rounding, by instruction set)."""
     return {
         "fit_threads": threads,
         "libraries": {name: _installed(name) for name in FIT_LIBRARIES},
+        "processor": processor(),
     }
+
+
+def processor() -> dict[str, str | None]:
+    """This machine's architecture, processor model (``/proc/cpuinfo``; None where there is
+    none) and the instruction set PyTorch's kernels use here (None without PyTorch)."""
+    try:
+        import torch
+    except ImportError:
+        capability = None
+    else:
+        capability = str(torch.backends.cpu.get_cpu_capability())
+    return {"machine": platform.machine(), "model": _cpu_model(), "kernels": capability}
+
+
+def _cpu_model() -> str | None:
+    """The processor's model name as Linux reports it (None off Linux)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else None
 
 
 def _installed(distribution: str) -> str | None:
