@@ -62,15 +62,28 @@ class TracerMissing(RuntimeError):
 @cache
 def mitsuba() -> Any:
     """The ``mitsuba`` module in its ``scalar_rgb`` variant (:class:`TracerMissing` without
-    it)."""
+    it), rendering on this process's thread alone (:data:`RENDER_THREADS`)."""
     try:
+        import drjit
         import mitsuba as mi
     except ImportError:
         raise TracerMissing(
             "path-traced scenes need Mitsuba 3: pip install -e '.[train]' (or pip install mitsuba)"
         ) from None
     mi.set_variant("scalar_rgb")
+    drjit.set_thread_count(RENDER_THREADS)
     return mi
+
+
+#: Threads a render runs on. Mitsuba's threads render the frame's blocks, and each adds its
+#: block to the film as it finishes; where the pixel filter's reach overlaps two blocks, the
+#: order of those sums changes from run to run, and so the linear picture's last bits. Most
+#: renders still round to the same 8-bit picture, not all: one of Gobblet's 3750 training
+#: scenes changed a patch between two runs, and the fit that learnt from it another network.
+#: On one thread the order is the blocks': a seed renders one picture. A training run renders
+#: on a process a core (:func:`vision.train.pool.parallel_map`), so it loses nothing; a
+#: render in one process alone takes about 1.7 times as long on two cores.
+RENDER_THREADS = 1
 
 
 def linear(hex_color: str, factor: float = 1.0) -> list[float]:
@@ -781,8 +794,8 @@ def _load(mi: Any, scene_dict: dict[str, Any]) -> Any:
     path picks the light it samples by that order, so one scene and seed rendered other noise
     each time, and a bench run read a few cells otherwise than the last. Loaded again until
     the order is the ids', a seed renders one picture; a few loads for most scenes, some tens
-    for three lamps. (What is left, the threads summing the pixel filter's overlap in the
-    order they finish, moves the linear picture in its last bits only.)"""
+    for three lamps. (The other order that changed, the threads' sums of the pixel filter's
+    overlap, is fixed by rendering on one thread, :data:`RENDER_THREADS`.)"""
     for _ in range(LOADS):
         scene = mi.load_dict(scene_dict)
         ids = [shape.id() for shape in scene.shapes() if shape.is_emitter()]
