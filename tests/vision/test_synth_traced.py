@@ -334,29 +334,40 @@ def test_a_key_lamp_never_hides_the_board_from_the_camera(
     assert redrawn > 0  # 2 of these 30
 
 
-@needs_tracer
-def test_a_room_of_three_lamps_renders_the_same_picture_every_time() -> None:
-    mi = traced.mitsuba()
+def _lamp(mi, x: float, radiance: float) -> dict:
+    """A square lamp 4 units over the floor at ``x``, shining down."""
+    return {
+        "type": "rectangle",
+        "to_world": mi.ScalarTransform4f().translate([x, 0.0, 4.0]).rotate([1, 0, 0], 180),
+        "emitter": {"type": "area", "radiance": {"type": "rgb", "value": radiance}},
+    }
 
-    def lamp(x: float) -> dict:
-        return {
-            "type": "rectangle",
-            "to_world": mi.ScalarTransform4f().translate([x, 0.0, 4.0]).rotate([1, 0, 0], 180),
-            "emitter": {"type": "area", "radiance": {"type": "rgb", "value": 1.0 + x}},
-        }
 
-    scene = {"type": "scene", "integrator": {"type": "path"}, "c": lamp(0.0), "a": lamp(3.0)}
-    scene["b"] = lamp(-3.0)
-    scene["floor"] = {"type": "rectangle", "to_world": mi.ScalarTransform4f().scale(8.0)}
-    # a box filter: no pixel sums samples of two blocks, so the threads cannot move it either
-    sensor = mi.load_dict(
+def _floor(mi) -> dict:
+    """A floor of 16 units a side under the lamps."""
+    return {"type": "rectangle", "to_world": mi.ScalarTransform4f().scale(8.0)}
+
+
+def _overhead(mi, film: dict, samples: int):
+    """A camera looking straight down at the floor from 12 units, on ``film``."""
+    return mi.load_dict(
         {
             "type": "perspective",
             "to_world": mi.ScalarTransform4f().look_at([0, 0, 12], [0, 0, 0], [0, 1, 0]),
-            "film": {"type": "hdrfilm", "width": 24, "height": 16, "rfilter": {"type": "box"}},
-            "sampler": {"type": "independent", "sample_count": 2},
+            "film": film,
+            "sampler": {"type": "independent", "sample_count": samples},
         }
     )
+
+
+@needs_tracer
+def test_a_room_of_three_lamps_renders_the_same_picture_every_time() -> None:
+    mi = traced.mitsuba()
+    scene = {"type": "scene", "integrator": {"type": "path"}, "floor": _floor(mi)}
+    scene.update(c=_lamp(mi, 0.0, 1.0), a=_lamp(mi, 3.0, 4.0), b=_lamp(mi, -3.0, -2.0))
+    # a box filter: no pixel sums samples of two blocks, so the threads cannot move it either
+    film = {"type": "hdrfilm", "width": 24, "height": 16, "rfilter": {"type": "box"}}
+    sensor = _overhead(mi, film, 2)
 
     def picture(loaded) -> bytes:
         return np.asarray(mi.render(loaded, sensor=sensor)).tobytes()
@@ -373,29 +384,11 @@ def test_a_room_of_three_lamps_renders_the_same_picture_every_time() -> None:
 @needs_tracer
 def test_a_picture_of_many_blocks_has_the_same_last_bits_every_time() -> None:
     mi = traced.mitsuba()
-    lamp = mi.ScalarTransform4f().translate([0.0, 0.0, 4.0]).rotate([1, 0, 0], 180)
-    scene = mi.load_dict(
-        {
-            "type": "scene",
-            "integrator": {"type": "path"},
-            "lamp": {
-                "type": "rectangle",
-                "to_world": lamp,
-                "emitter": {"type": "area", "radiance": {"type": "rgb", "value": 2.0}},
-            },
-            "floor": {"type": "rectangle", "to_world": mi.ScalarTransform4f().scale(8.0)},
-        }
-    )
+    scene = {"type": "scene", "integrator": {"type": "path"}, "floor": _floor(mi)}
+    scene = mi.load_dict({**scene, "lamp": _lamp(mi, 0.0, 2.0)})
     # the default (Gaussian) pixel filter reaches across the borders of the frame's blocks:
     # on two threads the overlap's sums came in another order in each of 8 renders of this
-    sensor = mi.load_dict(
-        {
-            "type": "perspective",
-            "to_world": mi.ScalarTransform4f().look_at([0, 0, 12], [0, 0, 0], [0, 1, 0]),
-            "film": {"type": "hdrfilm", "width": 160, "height": 120},
-            "sampler": {"type": "independent", "sample_count": 4},
-        }
-    )
+    sensor = _overhead(mi, {"type": "hdrfilm", "width": 160, "height": 120}, 4)
     pictures = {np.asarray(mi.render(scene, sensor=sensor)).tobytes() for _ in range(8)}
     assert len(pictures) == 1
 
