@@ -343,9 +343,10 @@ def _lamp(mi, x: float, radiance: float) -> dict:
     }
 
 
-def _floor(mi) -> dict:
-    """A floor of 16 units a side under the lamps."""
-    return {"type": "rectangle", "to_world": mi.ScalarTransform4f().scale(8.0)}
+def _room(mi, **lamps: dict) -> dict:
+    """A path-traced scene of ``lamps`` over a floor of 16 units a side."""
+    floor = {"type": "rectangle", "to_world": mi.ScalarTransform4f().scale(8.0)}
+    return {"type": "scene", "integrator": {"type": "path"}, "floor": floor, **lamps}
 
 
 def _overhead(mi, film: dict, samples: int):
@@ -363,8 +364,7 @@ def _overhead(mi, film: dict, samples: int):
 @needs_tracer
 def test_a_room_of_three_lamps_renders_the_same_picture_every_time() -> None:
     mi = traced.mitsuba()
-    scene = {"type": "scene", "integrator": {"type": "path"}, "floor": _floor(mi)}
-    scene.update(c=_lamp(mi, 0.0, 1.0), a=_lamp(mi, 3.0, 4.0), b=_lamp(mi, -3.0, -2.0))
+    scene = _room(mi, c=_lamp(mi, 0.0, 1.0), a=_lamp(mi, 3.0, 4.0), b=_lamp(mi, -3.0, -2.0))
     # a box filter: no pixel sums samples of two blocks, so the threads cannot move it either
     film = {"type": "hdrfilm", "width": 24, "height": 16, "rfilter": {"type": "box"}}
     sensor = _overhead(mi, film, 2)
@@ -384,8 +384,7 @@ def test_a_room_of_three_lamps_renders_the_same_picture_every_time() -> None:
 @needs_tracer
 def test_a_picture_of_many_blocks_has_the_same_last_bits_every_time() -> None:
     mi = traced.mitsuba()
-    scene = {"type": "scene", "integrator": {"type": "path"}, "floor": _floor(mi)}
-    scene = mi.load_dict({**scene, "lamp": _lamp(mi, 0.0, 2.0)})
+    scene = mi.load_dict(_room(mi, lamp=_lamp(mi, 0.0, 2.0)))
     # the default (Gaussian) pixel filter reaches across the borders of the frame's blocks:
     # on two threads the overlap's sums came in another order in each of 8 renders of this
     sensor = _overhead(mi, {"type": "hdrfilm", "width": 160, "height": 120}, 4)
