@@ -119,17 +119,18 @@ def test_a_hand_scene_gives_foreign_patches():
 
 
 @pytest.mark.parametrize(
-    ("context", "full", "threads", "standardise", "separable"),
+    ("context", "full", "threads", "standardise", "separable", "precision"),
     [
-        ((), 1, 1, False, False),
-        ((0.1, 0.5, 0.9), 1, 1, False, False),
-        ((), 2, 2, False, False),
-        ((), 1, 1, True, False),
-        ((), 1, 1, False, True),
+        ((), 1, 1, False, False, "float32"),
+        ((0.1, 0.5, 0.9), 1, 1, False, False, "float32"),
+        ((), 2, 2, False, False, "float32"),
+        ((), 1, 1, True, False, "float32"),
+        ((), 1, 1, False, True, "float32"),
+        ((0.1, 0.5, 0.9), 1, 2, False, False, "bf16"),
     ],
 )
 def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
-    tmp_path, context, full, threads, standardise, separable
+    tmp_path, context, full, threads, standardise, separable, precision
 ):
     torch = pytest.importorskip("torch")
     from vision.train.fit import export, fit, predict
@@ -141,6 +142,7 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         "full": full,
         "standardise": standardise,
         "separable": separable,
+        "precision": precision,
     }
     data = build(recipe, range(3), seed=5, domain=Domain.NOMINAL, workers=1)
     assert data.context.shape == (len(data.y), 3 * len(context))
@@ -157,6 +159,8 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
     grouped = [m for m in layers[first_pool:] if isinstance(m, torch.nn.Conv2d) and m.groups > 1]
     assert len(grouped) == (2 if separable else 0)
     assert all(m.groups == m.in_channels == m.out_channels for m in grouped)
+    # a bfloat16 fit keeps its weights in float32, in the usual layout
+    assert all(p.dtype == torch.float32 and p.is_contiguous() for p in fitted.net.parameters())
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
@@ -169,6 +173,16 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         # the context is the frame's: another one changes what a patch means
         dark = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50] * 0.3)
         assert not np.allclose(ours, dark, atol=1e-4)
+
+
+def test_a_recipe_of_an_unknown_precision_is_refused():
+    pytest.importorskip("torch")
+    from vision.train.fit import fit
+
+    recipe = {**recipes()["blokus"], "games": ["blokus"], "precision": "fp16"}
+    data = build(recipe, range(1), seed=5, domain=Domain.NOMINAL, workers=1)
+    with pytest.raises(ValueError, match="float32 or bf16"):
+        fit(recipe, data, seed=5, epochs=1)
 
 
 def test_standardised_channels_are_each_patch_s_own_contrast():
