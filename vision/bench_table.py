@@ -36,7 +36,9 @@ referee let a placement the rules forbid stand); the rest were asked about or un
 boards are in no other figure, and nothing is learnt from them. ``--failures`` lists each move
 accepted wrongly on stderr: its split, game, table and board (counted from 0, the opening, at that
 table, an illegal placement's board included), the move played, the move accepted and the cells
-read otherwise than the board showed them (cell: shown -> read, as the observation JSON has them).
+read otherwise than the board showed them (cell: shown -> read, as the observation JSON has them),
+and the classes the table's bank held examples of at that read, with how many (:mod:`vision.adapt`:
+whether this table had shown the piece before).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ from .decode import decode
 from .geometry import load_geometry
 from .locate import BoardLocator, BoardNotFound, BoardPose
 from .model import model_for
-from .readers import Reader, reader_for
+from .readers import reader_for
+from .readers.fitted import FittedReader
 from .synth import Domain, random_board_shift, random_game, render_scene, traced
 from .synth.photo import film
 
@@ -96,13 +99,16 @@ class Tally:
     failed_elsewhere: int = 0
     failed_only_elsewhere: int = 0
     #: One line per move accepted wrongly: ``where`` (as :meth:`judge` was told), the move
-    #: played, the move accepted and the cells read otherwise than the board showed.
+    #: played, the move accepted, the cells read otherwise than the board showed and ``bank``.
     wrong: list[str] = field(default_factory=list)
 
-    def judge(self, game: Game, obs: Observation, played: Move, where: str = "") -> None:
+    def judge(
+        self, game: Game, obs: Observation, played: Move, where: str = "", bank: str = ""
+    ) -> None:
         """Count the referee's verdict on ``obs`` when ``played`` was the move made, and, when
         it is not that move, whether ``obs`` shows another content on a cell the move leaves
-        alone (and whether only there)."""
+        alone (and whether only there). ``where`` and ``bank`` go before and after a wrong
+        move's line."""
         self.moves += 1
         accepted = _accepted(game, obs)
         if accepted is not None:
@@ -112,7 +118,7 @@ class Tally:
             view, changes = game.view(), game.changes_after(played)
             if accepted is not None:
                 shown = {**view, **changes}
-                self.wrong.append(f"{where}{_wrong_move(game, shown, obs, played, accepted)}")
+                self.wrong.append(f"{where}{_wrong_move(game, shown, obs, played, accepted)}{bank}")
             seen = {c: v for c, v in obs.cells.items() if c in view}
             elsewhere = any(v != view[c] for c, v in seen.items() if c not in changes)
             own = all(seen.get(c, ...) == v for c, v in changes.items())
@@ -227,9 +233,24 @@ def _played(referee: Game, truth: dict) -> Move:
     return verdict.move
 
 
-def _plain(game: str) -> Reader:
+def _table_has_seen(reader: FittedReader) -> str:
+    """The classes ``reader``'s table bank holds examples of, with how many, for a wrong
+    move's line."""
+    classes, counts = reader.model.classes, reader.bank.counts()
+    held = [f"{name} {n}" for name, n in zip(classes, counts, strict=True) if n]
+    return f"; the table has seen {', '.join(held) or 'nothing'}"
+
+
+def _reader(game: str, **options: object) -> FittedReader:
+    """A reader of ``game`` (every game's is fitted, :data:`vision.readers.READERS`)."""
+    reader = reader_for(game, **options)
+    assert isinstance(reader, FittedReader), f"{game}'s reader is not fitted"
+    return reader
+
+
+def _plain(game: str) -> FittedReader:
     """A reader of ``game`` with its model's adaptation off."""
-    return reader_for(game, model=replace(model_for(game), adaptation=Adaptation()))
+    return _reader(game, model=replace(model_for(game), adaptation=Adaptation()))
 
 
 @dataclass(frozen=True)
@@ -331,7 +352,7 @@ def bench_table(
     adapted, plain = Tally(), Tally()
     for t in range(tables):
         key = zlib.crc32(f"table/{split}/{seed}/{game}/{t}".encode())
-        readers = [reader_for(game), _plain(game)]
+        readers = [_reader(game), _plain(game)]
         before = None
         domain, path_traced = split_domain(split, game), split in TRACED_SPLITS
         shots = filmed_game(
@@ -360,7 +381,8 @@ def bench_table(
                     told = reader.read(shot.image, shot.pose, clear=True)
                     tally.judge_flagged(shot.referee, told, shot.played)
                 elif shot.played is not None:
-                    tally.judge(shot.referee, obs, shot.played, f"table {t} board {k}: ")
+                    where = f"table {t} board {k}: "
+                    tally.judge(shot.referee, obs, shot.played, where, _table_has_seen(reader))
                 reader.calibrate(shot.image, shot.pose, shot.truth)
             before = shot.truth
     return TableBench(game, tables, adapted, plain)

@@ -1,7 +1,7 @@
 """A filmed sample game with an illegal placement, and how the table bench counts it."""
 
 from engine import ILLEGAL, Observation
-from vision.bench_table import Tally, filmed_game
+from vision.bench_table import Tally, _reader, _table_has_seen, filmed_game
 from vision.synth import Domain
 
 from .forbidden import forbidden_squares
@@ -116,9 +116,11 @@ def test_the_tally_lists_a_move_accepted_wrongly_with_the_cells_read_otherwise()
     tally = Tally()
     tally.judge(game, Observation("blokus-duo", shown, probabilities=_probabilities(shown)), played)
     obs = Observation("blokus-duo", seen, probabilities=_probabilities(seen))
-    tally.judge(game, obs, played, "table 2 board 5: ")
+    tally.judge(game, obs, played, "table 2 board 5: ", "; the table has seen empty 3")
     assert (tally.moves_right, tally.moves_wrong) == (1, 1)
     [line] = tally.wrong
+    line, bank = line.split("; the table has seen ")
+    assert bank == "empty 3"
     head, misread = line.split("; misread ")
     assert head == f"table 2 board 5: {played} accepted as {other}"
     # every cell where the two boards differ, as shown -> read, and no other
@@ -129,6 +131,17 @@ def test_the_tally_lists_a_move_accepted_wrongly_with_the_cells_read_otherwise()
         assert change == " -> ".join(
             "empty" if v is None else game.cell_to_json(v) for v in (shown[cell], seen[cell])
         )
+
+
+def test_a_wrong_move_s_line_says_what_the_table_s_bank_had_seen():
+    import numpy as np
+
+    reader = _reader("gobblet")
+    assert _table_has_seen(reader) == "; the table has seen nothing"
+    classes = reader.model.classes
+    empty, white_4 = classes.index("empty"), classes.index("white-4")
+    reader.bank.add(np.zeros((3, 4)), np.array([empty, white_4, empty]))
+    assert _table_has_seen(reader) == "; the table has seen empty 2, white-4 1"
 
 
 def test_bench_table_lists_as_many_failures_as_moves_accepted_wrongly(capsys):
