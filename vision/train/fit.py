@@ -465,7 +465,7 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
                 with torch.autocast("cpu", dtype=torch.bfloat16):
                     logits = net(xb.contiguous(memory_format=torch.channels_last), cb)
                 loss = loss_fn(logits.float(), y[idx])
-            else:
+            else:  # the batch as augment gives it: made contiguous, a fit's weights would differ
                 loss = loss_fn(net(xb, cb), y[idx])
             opt.zero_grad()
             loss.backward()
