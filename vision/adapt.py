@@ -10,6 +10,15 @@ A changed target close to a class's mean gets that class's log-odds raised, by a
 the model file's fitted bound; a target far from every mean (a hand, a piece never seen here)
 is left to the model alone, so the bank can only confirm what the table has shown before.
 
+A piece not yet put down at this table would still be left to the model while a class that looks
+like it (the next size of the same colour) is raised: the bank would make a misread of the first
+piece of a class surer. So where the model file's ``lend`` says so, a class the bank holds too
+few examples of is looked for where the training domain put it: at its *prototype* (its mean
+embedding over the sample games the adaptation was fitted on, the model file's ``prototypes``)
+moved by this table's shift (the mean, over the classes the bank can use, of their mean here less
+their prototype), and raised as a held class is, at ``lend`` times the weight. The foreign class
+has no prototype (a hand is never accepted), so a hand is still left to the model.
+
 Bounds, all in the model file's ``adapt`` (fitted by ``referee train NAME --adapt-only`` on
 rendered games of the training domain, ``vision.train.adapt``):
 
@@ -21,7 +30,10 @@ rendered games of the training domain, ``vision.train.adapt``):
   ``weight * reach`` nats, never a lowering;
 - ``weight`` 0 turns the adaptation off (the model file's choice when it did not help);
 - ``misreads``: whether the targets misread at this table teach the bank too (fitted with the
-  bounds; absent: no).
+  bounds; absent: no);
+- ``lend``: the weight, relative to ``weight``, of the raise of a class the bank cannot use yet,
+  about its prototype moved by the table's shift (fitted with the bounds; absent: 0, such a class
+  is left to the model), and ``prototypes``, per class, that mean embedding (empty: none).
 
 A table can also show that the model is surer than it should be here (a light that washes the
 pieces' colours out): :class:`TableTemperature` divides the log-odds among the pieces (and the
@@ -66,6 +78,12 @@ class Adaptation:
     misreads: bool = False
     #: weight of the prior that holds the table's temperature at 1 (None: no temperature)
     temper: float | None = None
+    #: the weight, relative to ``weight``, of a class the bank cannot use yet, raised about its
+    #: prototype moved by the table's shift (0: such a class is left to the model)
+    lend: float = 0.0
+    #: per class, its mean embedding over the sample games the adaptation was fitted on (empty:
+    #: none, as for the foreign class)
+    prototypes: tuple[tuple[float, ...], ...] = ()
 
     @property
     def bound(self) -> float:
@@ -84,6 +102,8 @@ class Adaptation:
             min_examples=int(data["min_examples"]),
             misreads=bool(data.get("misreads", False)),
             temper=None if data.get("temper") is None else float(data["temper"]),
+            lend=float(data.get("lend", 0.0)),
+            prototypes=tuple(tuple(map(float, p)) for p in data.get("prototypes", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +115,8 @@ class Adaptation:
             "min_examples": self.min_examples,
             "misreads": self.misreads,
             "temper": self.temper,
+            "lend": self.lend,
+            "prototypes": [list(p) for p in self.prototypes],
         }
 
 
@@ -107,6 +129,8 @@ class TableBank:
         self._examples: list[deque[np.ndarray]] = [
             deque(maxlen=max(1, adaptation.capacity)) for _ in range(classes)
         ]
+        #: the classes that have a prototype, and it
+        self._prototypes = {c: np.array(p) for c, p in enumerate(adaptation.prototypes) if p}
 
     @property
     def active(self) -> bool:
@@ -140,7 +164,9 @@ class TableBank:
 
     def offsets(self, embeddings: np.ndarray) -> np.ndarray:
         """Log-odds to add to the model's logits of targets with ``embeddings`` (N x D): for
-        each usable class, ``weight * max(0, reach - d)``; 0 elsewhere (N x classes)."""
+        each usable class, ``weight * max(0, reach - d)``; for each other class with a
+        prototype, ``lend`` times that about the prototype moved by the table's shift, where
+        ``lend`` is on and some usable class has a prototype; 0 elsewhere (N x classes)."""
         out = np.zeros((len(embeddings), self.classes))
         usable = self._usable()
         if not usable or self.adaptation.bound <= 0 or len(embeddings) == 0:
@@ -154,11 +180,32 @@ class TableBank:
                 )
             )
         )
+        a = self.adaptation
+        weights = np.full(len(usable), a.weight)
+        lent = self._lent(usable, means)
+        if lent:
+            usable = usable + list(lent)
+            means = np.vstack([means, np.array(list(lent.values()))])
+            weights = np.append(weights, np.full(len(lent), a.lend * a.weight))
         f = np.asarray(embeddings, np.float64)
         d = ((f[:, None, :] - means[None, :, :]) ** 2).sum(axis=2) / max(spread, 1e-9)
-        a = self.adaptation
-        out[:, usable] = a.weight * np.maximum(0.0, a.reach - d)
+        out[:, usable] = weights * np.maximum(0.0, a.reach - d)
         return out
+
+    def _lent(self, usable: list[int], means: np.ndarray) -> dict[int, np.ndarray]:
+        """Where the classes with a prototype that the bank cannot use yet are looked for: their
+        prototypes moved by the table's shift, the mean over the ``usable`` classes with a
+        prototype of their ``means`` here less it (none while ``lend`` is off or no usable class
+        has a prototype)."""
+        shown = [
+            (m, self._prototypes[c])
+            for c, m in zip(usable, means, strict=True)
+            if c in self._prototypes
+        ]
+        if self.adaptation.lend <= 0 or not shown:
+            return {}
+        shift = np.mean([m - p for m, p in shown], axis=0)
+        return {c: p + shift for c, p in self._prototypes.items() if c not in usable}
 
 
 #: The temperatures a table may be read at: 1 (the model's own confidence) to 20, log-spaced.

@@ -18,7 +18,7 @@ from vision.adapt import Adaptation, TableBank, TableTemperature, tempered_log_p
 from vision.model import OUTPUTS, model_for, softmax
 from vision.readers import reader_for
 from vision.synth import Domain, random_game, render_scene
-from vision.train.adapt import Step, Table, choose_adaptation, replay
+from vision.train.adapt import Step, Table, choose_adaptation, prototypes, replay
 
 from .data.models import flagging_models
 from .reader_corpus import locate
@@ -63,6 +63,26 @@ def test_the_bank_is_bounded_in_examples_and_off_when_it_should_be():
     assert not _bank(replace(ON, weight=0.0)).offsets(np.zeros((2, 2))).any()
     bank.clear()
     assert bank.counts() == [0, 0] and not bank.active
+
+
+def test_a_class_the_table_has_not_shown_is_looked_for_about_its_prototype():
+    # classes 0 and 1 shown about (0, 0) and (5, 0), their prototypes 1 up and 1 right of that:
+    # the table's shift is (-1, -1), so class 2, prototype (11, 1), is looked for about (10, 0);
+    # class 3 (a hand's: no prototype) is left to the model
+    lending = replace(ON, lend=0.5, prototypes=((1.0, 1.0), (6.0, 1.0), (11.0, 1.0), ()))
+    bank = TableBank(4, lending)
+    rng = np.random.default_rng(3)
+    bank.add(rng.normal([0, 0], 0.1, (4, 2)), np.zeros(4, dtype=int))
+    bank.add(rng.normal([5, 0], 0.1, (4, 2)), np.ones(4, dtype=int))
+    off = bank.offsets(np.array([[10.0, 0.0], [11.0, 1.0], [0.0, 0.0], [0.0, 40.0]]))
+    assert off[0, 2] == pytest.approx(0.5 * ON.bound, rel=0.05) and off[0, :2].max() == 0
+    assert off[1, 2] < off[0, 2]  # about the prototype moved by the shift, not the prototype
+    assert off[2, 0] > 0 and off[2, 2] == 0
+    assert (off[:, 3] == 0).all() and (off[3] == 0).all()  # no prototype; far from everything
+    held = TableBank(4, replace(lending, lend=0.0))  # lend off: the bank as before
+    held.add(rng.normal([0, 0], 0.1, (4, 2)), np.zeros(4, dtype=int))
+    assert (held.offsets(np.array([[10.0, 0.0]])) == 0).all()
+    assert Adaptation.from_json(lending.to_json()) == lending
 
 
 def test_the_adaptation_round_trips_and_is_off_when_a_model_file_has_none():
@@ -346,6 +366,37 @@ def test_the_fit_replays_what_the_table_learns_from_its_misreads():
     # where changes teach as much, the fit keeps to them (ties: no misreads)
     choice = choose_adaptation([_table(True)], 3)
     assert not choice.adaptation.misreads and choice.chosen.right == choice.other.right == 6
+
+
+def _teaching(classes: list[tuple[int, float]], targets: np.ndarray, logits: list) -> Table:
+    """Three boards, each teaching four examples about (x, 0) of each (class, x) of ``classes``,
+    with targets at ``targets`` (embeddings) read with ``logits``, their truth class 2."""
+    rng = np.random.default_rng(len(classes))
+    taught = np.vstack([rng.normal([x, 0.0], 0.1, (4, 2)) for _, x in classes])
+    labels = np.repeat([c for c, _ in classes], 4)
+    step = Step(
+        np.array(logits),
+        targets,
+        np.full(len(targets), 2),
+        np.ones(len(targets), dtype=bool),
+        taught,
+        labels,
+    )
+    return Table("gobblet", [step, step, step])
+
+
+def test_the_fit_lends_a_class_where_another_game_showed_it():
+    # game A shows class 2 about (5, 0); at game B, which never shows it, class 2 is put down
+    # there and read as class 1 by 0.2 nats: B's bank can only be helped by A's prototype
+    shown = _teaching([(0, 0.0), (2, 5.0)], np.array([[5.0, 0.0]]), [[-5.0, 0.0, 3.0]])
+    first = _teaching([(0, 0.0)], np.array([[5.0, 0.0]]), [[-5.0, 0.2, 0.0]])
+    every, others = prototypes([shown, first], 3)
+    assert others[1][2] == pytest.approx(every[2], abs=0.1) and every[1] == () == others[0][2]
+    choice = choose_adaptation([shown, first], 3)
+    assert choice.adaptation.lend > 0 and choice.adaptation.prototypes == every
+    assert choice.chosen.right == 3 + 2  # B's first board has no examples yet
+    kept = replace(choice.adaptation, lend=0.0)  # B's bank never holds class 2
+    assert replay([shown, first], 3, kept).right == 3
 
 
 @pytest.mark.parametrize("game", ["gobsmacked", "spectrangle", "gobblet", "blokus", "blokus-duo"])

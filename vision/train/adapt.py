@@ -7,13 +7,17 @@ was accepted with its truth, as the running referee does
 (:meth:`~vision.readers.fitted.FittedReader.calibrate`); for every target it sends to the model
 the logits, the embedding and the truth are kept, and so are the embeddings of the targets whose
 class each accepted board changed. The bank is then replayed on those records for every
-(``weight``, ``reach``) of a grid, taught as ``calibrate`` teaches it: by the changed targets,
-and, for ``misreads`` (the grid's second half), also by the targets sent to the model that it
-read wrongly with the bank's help. The adaptation whose log-odds give the targets sent to the
-model the least log-loss (the mean negative log-probability of their true class) is kept (ties:
-the smaller bound, then no ``misreads``; ``weight`` 0, no adaptation, is on the grid): a proper
-scoring rule, so that a raise which makes a confident misread costs more than one it corrects
-gains, as the decoder, which weighs the log-probabilities, would pay for it. With that bank, the
+(``weight``, ``reach``, ``lend``) of a grid, taught as ``calibrate`` teaches it: by the changed
+targets, and, for ``misreads`` (the grid's second half), also by the targets sent to the model
+that it read wrongly with the bank's help. For ``lend`` above 0 the classes a table has not shown
+are looked for about their prototypes, each class's mean embedding over the targets the *other*
+sample games taught (so that no game is read with what it taught itself; the model file keeps
+the means over all of them). The adaptation whose log-odds give the targets sent to the model
+the least log-loss (the mean negative log-probability of their true class) is kept (ties: the
+smaller bound, then the smaller ``lend``, then no ``misreads``; ``weight`` 0, no adaptation, is
+on the grid): a proper scoring rule, so that a raise which makes a confident misread costs
+more than one it corrects gains, as the decoder, which weighs the log-probabilities, would pay
+for it. With that bank, the
 table's temperature (:class:`~vision.adapt.TableTemperature`) is replayed for every ``temper``
 of :data:`TEMPERS`, observing the changed targets of every board after the first as the reader
 does, and kept by the same log-loss (ties: no temperature, then the larger ``temper``).
@@ -50,6 +54,8 @@ from .pool import parallel_map
 #: The grid the pair is chosen from.
 WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 REACHES = (1.0, 2.0, 4.0, 8.0)
+#: The weights, relative to the weight, of a class the table has not shown (``lend``).
+LENDS = (0.0, 0.5, 1.0)
 #: The weights of the prior that holds a table's temperature at 1 it is chosen from (and none).
 TEMPERS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: Bounds that are not fitted: examples kept per class, and needed before a class counts.
@@ -127,18 +133,24 @@ class Replayed:
 
 
 def replay(
-    tables: list[Table], classes: int, adaptation: Adaptation, foreign: int | None = None
+    tables: list[Table],
+    classes: int,
+    adaptation: Adaptation,
+    foreign: int | None = None,
+    prototypes: list[Prototypes] | None = None,
 ) -> Replayed:
     """The targets sent to the model read with ``adaptation`` (its temperature needs the
-    ``foreign`` class's column): how many right, of how many, and their log-loss."""
+    ``foreign`` class's column; ``prototypes``, one per table, in place of its own): how many
+    right, of how many, and their log-loss."""
     right = total = 0
     losses = []
     tempered = adaptation.temper is not None
     if tempered and foreign is None:
         raise ValueError("a table's temperature needs the foreign class's column")
-    for table in tables:
+    for i, table in enumerate(tables):
         loss = 0.0
-        bank = TableBank(classes, adaptation)
+        own = adaptation if prototypes is None else replace(adaptation, prototypes=prototypes[i])
+        bank = TableBank(classes, own)
         # without a temperature (read at 1), the foreign column is never used
         temperature = TableTemperature(foreign or 0, adaptation.temper)
         for k, step in enumerate(table.steps):
@@ -161,6 +173,38 @@ def replay(
                     bank.add(step.embedding[misread], step.truth[misread])
         losses.append(loss)
     return Replayed(right, total, sum(losses), tuple(losses))
+
+
+#: Per class, a mean embedding (empty: none).
+Prototypes = tuple[tuple[float, ...], ...]
+
+
+def _taught_sums(table: Table, classes: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per class, the sum of the embeddings a sample game's accepted boards taught, and how many
+    (``classes`` x ``dim``, ``classes``)."""
+    sums, counts = np.zeros((classes, dim)), np.zeros(classes)
+    for step in table.steps:
+        np.add.at(sums, step.taught_classes, np.asarray(step.taught, np.float64))
+        np.add.at(counts, step.taught_classes, 1)
+    return sums, counts
+
+
+def _means(sums: np.ndarray, counts: np.ndarray) -> Prototypes:
+    """Per class, ``sums / counts`` (empty where nothing was taught)."""
+    return tuple(
+        tuple(float(v) for v in s / n) if n else () for s, n in zip(sums, counts, strict=True)
+    )
+
+
+def prototypes(tables: list[Table], classes: int) -> tuple[Prototypes, list[Prototypes]]:
+    """Each class's mean embedding over the targets the ``tables``' accepted boards taught, and,
+    per table, the same over the other tables."""
+    dims = [s.taught.shape[1] for t in tables for s in t.steps if len(s.taught)]
+    if not dims:
+        return (), [() for _ in tables]
+    sums = [_taught_sums(t, classes, dims[0]) for t in tables]
+    total = sum(s for s, _ in sums), sum(n for _, n in sums)
+    return _means(*total), [_means(total[0] - s, total[1] - n) for s, n in sums]
 
 
 def _job(args: tuple[Path, dict[str, Any], int, int]) -> Table:
@@ -223,15 +267,18 @@ def choose_adaptation(
     ``foreign`` class's column, the :data:`TEMPERS` of least log-loss with it (ties: none, then
     the larger), freed by ``temper_rule`` (:data:`~vision.train.one_se.RULES`)."""
     check_rule("adapt_temper", temper_rule)
+    every, others = prototypes(tables, classes)
     scored = []
     for misreads in (False, True):
         for weight in WEIGHTS:
             for reach in REACHES if weight else (0.0,):
-                a = Adaptation(weight, reach, CAPACITY, MIN_EXAMPLES, misreads and weight > 0)
-                scored.append((replay(tables, classes, a), a))
+                for lend in LENDS if weight else (0.0,):
+                    taught = misreads and weight > 0
+                    a = Adaptation(weight, reach, CAPACITY, MIN_EXAMPLES, taught, lend=lend)
+                    scored.append((replay(tables, classes, a, prototypes=others), a))
 
-    def cost(s: tuple[Replayed, Adaptation]) -> tuple[float, float, bool]:
-        return (s[0].loss, s[1].bound, s[1].misreads)
+    def cost(s: tuple[Replayed, Adaptation]) -> tuple[float, float, float, bool]:
+        return (s[0].loss, s[1].bound, s[1].lend, s[1].misreads)
 
     chosen, best = min(scored, key=cost)
     without = next(r for r, a in scored if a.weight == 0)
@@ -245,7 +292,7 @@ def choose_adaptation(
         options = [(chosen, best, -math.inf)]
         for t in TEMPERS:
             tempered = replace(best, temper=t)
-            options.append((replay(tables, classes, tempered, foreign), tempered, -t))
+            options.append((replay(tables, classes, tempered, foreign, others), tempered, -t))
         least = min(options, key=lambda s: (s[0].loss, s[2]))
         chosen, best, _ = least
         least_temper = best.temper
@@ -254,4 +301,6 @@ def choose_adaptation(
                 (o for o in options if within_one_se(o[0].table_losses, least[0].table_losses)),
                 key=lambda s: s[2],
             )
+    if best.lend > 0:  # the table's bank looks for an unshown class about every game's mean
+        best = replace(best, prototypes=every)
     return Choice(best, chosen, without, other, untempered, least_temper)

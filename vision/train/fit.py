@@ -723,7 +723,8 @@ def refit_adaptation(
     trained = {k: v for k, v in meta["trained"].items() if not k.startswith("adapt_")}
     meta["trained"] = {**trained, **figures}
     _write_meta(path, meta)
-    print(f"{name}: adapt {json.dumps(meta['adapt'])} {json.dumps(figures)} -> {path}")
+    shown = {k: v for k, v in meta["adapt"].items() if k != "prototypes"}
+    print(f"{name}: adapt {json.dumps(shown)} {json.dumps(figures)} -> {path}")
     return path
 
 
