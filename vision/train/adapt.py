@@ -190,9 +190,11 @@ def _taught_sums(table: Table, classes: int, dim: int) -> tuple[np.ndarray, np.n
 
 
 def _means(sums: np.ndarray, counts: np.ndarray) -> Prototypes:
-    """Per class, ``sums / counts`` (empty where nothing was taught)."""
+    """Per class, ``sums / counts`` to 6 decimals, as the model file keeps them (empty where
+    nothing was taught)."""
     return tuple(
-        tuple(float(v) for v in s / n) if n else () for s, n in zip(sums, counts, strict=True)
+        tuple(round(float(v), 6) for v in s / n) if n else ()
+        for s, n in zip(sums, counts, strict=True)
     )
 
 
