@@ -51,7 +51,7 @@ from .dataset import reader_class, training_domain
 from .one_se import check_rule, within_one_se
 from .pool import parallel_map
 
-#: The grid the pair is chosen from.
+#: The grid the bounds are chosen from.
 WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 REACHES = (1.0, 2.0, 4.0, 8.0)
 #: The weights, relative to the weight, of a class the table has not shown (``lend``).
