@@ -197,12 +197,14 @@ class TableBank:
         prototypes moved by the table's shift, the mean over the ``usable`` classes with a
         prototype of their ``means`` here less it (none while ``lend`` is off or no usable class
         has a prototype)."""
+        if self.adaptation.lend <= 0:
+            return {}
         shown = [
             (m, self._prototypes[c])
             for c, m in zip(usable, means, strict=True)
             if c in self._prototypes
         ]
-        if self.adaptation.lend <= 0 or not shown:
+        if not shown:
             return {}
         shift = np.mean([m - p for m, p in shown], axis=0)
         return {c: p + shift for c, p in self._prototypes.items() if c not in usable}

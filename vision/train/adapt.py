@@ -201,10 +201,10 @@ def _means(sums: np.ndarray, counts: np.ndarray) -> Prototypes:
 def prototypes(tables: list[Table], classes: int) -> tuple[Prototypes, list[Prototypes]]:
     """Each class's mean embedding over the targets the ``tables``' accepted boards taught, and,
     per table, the same over the other tables."""
-    dims = [s.taught.shape[1] for t in tables for s in t.steps if len(s.taught)]
-    if not dims:
+    dim = next((s.taught.shape[1] for t in tables for s in t.steps if len(s.taught)), None)
+    if dim is None:
         return (), [() for _ in tables]
-    sums = [_taught_sums(t, classes, dims[0]) for t in tables]
+    sums = [_taught_sums(t, classes, dim) for t in tables]
     total = sum(s for s, _ in sums), sum(n for _, n in sums)
     return _means(*total), [_means(total[0] - s, total[1] - n) for s, n in sums]
 
