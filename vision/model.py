@@ -10,7 +10,9 @@ trained). ``referee train`` (``vision/train/``) writes both, reproducibly from a
 A network fitted with a frame *context* (the model file's ``context``) also takes, beside each
 patch, the same few numbers of its whole frame (:func:`frame_context`): what the board looks
 like in this frame, with this light and camera curve, so that a patch is judged against the rest
-of its board rather than against fixed colours.
+of its board rather than against fixed colours. A file that names ``context_rings`` adds the
+same for rings round the patches' centres: how big the frame's pieces look, ring by ring (a
+stout set's small piece fills as many rings as a slender set's larger one).
 
 Classes are strings: ``empty``, the game's contents (``orange``, ``white-3``,
 ``black-circle``, an edge colour) and ``foreign`` (a hand, a sleeve, anything that is neither
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +40,11 @@ onnxruntime = import_uninterrupted("onnxruntime")
 FOREIGN = "foreign"
 EMPTY = "empty"
 #: Version of the model file format written (2: the network also outputs ``embedding``; 3: the
-#: file may name a frame ``context``, a second input of the network).
-FORMAT = 3
+#: file may name a frame ``context``, a second input of the network; 4: it may name
+#: ``context_rings``).
+FORMAT = 4
 #: Model file formats this code reads.
-FORMATS = (2, 3)
+FORMATS = (2, 3, 4)
 #: The network's outputs, by name (OpenCV 4's ``forward()`` without names gives the first
 #: unconnected one, which need not be the logits).
 OUTPUTS = ("logits", "embedding")
@@ -78,6 +82,9 @@ class CellModel:
     adaptation: Adaptation
     #: quantiles of the frame context (:func:`frame_context`); empty: the network has none
     context: tuple[float, ...]
+    #: edges in pixels from a square patch's centre of the rings the frame context also takes
+    #: (:func:`ring_means`); empty: none
+    context_rings: tuple[float, ...]
     #: a target whose likeliest class is below this probability is read again in every other
     #: view of its patch (:meth:`~vision.sampling.PatchSpec.views`) and the views' logits
     #: averaged (the model file's ``views``, fitted by :func:`vision.train.fit.view_level`);
@@ -105,6 +112,8 @@ class CellModel:
         if meta.get("format") not in FORMATS:
             known = ", ".join(map(str, FORMATS))
             raise ModelError(f"model {path} has format {meta.get('format')}, not one of {known}")
+        if meta.get("context_rings") and meta["patch"]["kind"] != "square":
+            raise ModelError(f"model {path} has context rings, which need square patches")
         return cls(
             name=path.stem,
             games=tuple(meta["games"]),
@@ -119,6 +128,7 @@ class CellModel:
             change_box=int(meta.get("change_box", 1)),
             adaptation=Adaptation.from_json(meta.get("adapt")),
             context=tuple(float(q) for q in meta.get("context", ())),
+            context_rings=tuple(float(r) for r in meta.get("context_rings", ())),
             views_below=float(meta.get("views", {}).get("below", 0.0)),
             meta=meta,
             onnx=onnx,
@@ -134,7 +144,8 @@ class CellModel:
         network takes none)."""
         if not self.context:
             return np.zeros(0, np.float32)
-        return frame_context(self.spec.middle(patches), self.context)
+        rings = ring_means(patches, self.context_rings) if self.context_rings else None
+        return frame_context(self.spec.middle(patches), self.context, rings)
 
     def forward(
         self,
@@ -199,18 +210,51 @@ class CellModel:
         return softmax(self.forward(patches, net, context)[0])
 
 
-def frame_context(middles: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
+def frame_context(
+    middles: np.ndarray, quantiles: tuple[float, ...], rings: np.ndarray | None = None
+) -> np.ndarray:
     """What one frame's board looks like, as a network's second input: each target's mean over
     the middle of its patch (``middles``, N x C x ...: :meth:`~vision.sampling.PatchSpec.middle`,
     per channel), then the ``quantiles`` of those over the frame's targets; channel by channel
     (C x Q values, float32). Pieces and empty cells both enter it, in whatever share the
     position has: the network learns to read a patch against it, whatever the light and the
-    camera's curve did to every colour of the frame alike."""
+    camera's curve did to every colour of the frame alike.
+
+    ``rings`` (N x C x R, :func:`ring_means`): each channel's Q values are followed by the
+    ``quantiles`` of each ring's means in turn (C x Q x (1 + R) values, still channel by
+    channel, so that a change of the light moves them as it moves the patches)."""
     n, c = middles.shape[:2]
-    means = np.asarray(middles, np.float32).mean(axis=(2, 3))
+    means = np.asarray(middles, np.float32).mean(axis=(2, 3))[:, :, None]
+    if rings is not None:
+        means = np.concatenate([means, np.asarray(rings, np.float32)], axis=2)
     if n == 0:
-        return np.zeros(c * len(quantiles), np.float32)
-    return np.quantile(means, quantiles, axis=0).T.reshape(-1).astype(np.float32)
+        return np.zeros(c * len(quantiles) * means.shape[2], np.float32)
+    # Q x C x (1 + R) -> C x (1 + R) x Q
+    values = np.quantile(means, quantiles, axis=0).transpose(1, 2, 0)
+    return values.reshape(-1).astype(np.float32)
+
+
+def context_size(channels: int, quantiles: tuple[float, ...], rings: tuple[float, ...]) -> int:
+    """The length of a frame context of ``channels``, ``quantiles`` and ring ``rings`` edges
+    (:func:`frame_context`)."""
+    return channels * len(quantiles) * (1 + max(0, len(rings) - 1))
+
+
+def ring_means(patches: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
+    """Each square patch's per-channel means over the rings round its centre between
+    consecutive ``edges`` (pixels from the centre: 0, 2, 4 gives the disc of radius 2 and the
+    ring from 2 to 4): N x C x (len(edges) - 1), float32."""
+    px = patches.shape[-1]
+    yy, xx = np.mgrid[:px, :px] - (px - 1) / 2
+    radius = np.hypot(yy, xx)
+    flat = np.asarray(patches, np.float32).reshape(*patches.shape[:2], -1)
+    masks = [((radius >= lo) & (radius < hi)).reshape(-1) for lo, hi in pairwise(edges)]
+    if any(not m.any() for m in masks):
+        raise ValueError(f"context rings {edges} leave a ring without pixels in a {px} px patch")
+    out = np.empty((*patches.shape[:2], len(masks)), np.float32)
+    for r, mask in enumerate(masks):
+        out[:, :, r] = flat[:, :, mask].mean(axis=2)
+    return out
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:

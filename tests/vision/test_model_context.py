@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from vision.model import frame_context, model_for
+from vision.model import CellModel, ModelError, frame_context, model_for, ring_means
 from vision.readers import reader_for
 from vision.sampling import PatchSpec
 from vision.synth import Domain, random_position, render_scene
@@ -54,6 +56,67 @@ def test_a_frame_shot_brighter_has_a_context_as_much_brighter_and_an_empty_one_i
         frame_context(1.3 * patches, QUANTILES), 1.3 * frame_context(patches, QUANTILES), atol=1e-5
     )
     assert not frame_context(np.zeros((0, 3, 8, 8), np.float32), QUANTILES).any()
+
+
+def test_ring_means_average_each_ring_round_the_patch_centre_channel_by_channel():
+    px = 8
+    yy, xx = np.mgrid[:px, :px] - (px - 1) / 2
+    radius = np.hypot(yy, xx)
+    # a patch whose every pixel holds its ring's number (and, in channel 1, ten times it)
+    ring = np.digitize(radius, (2.0, 4.0)).astype(np.float32)
+    patch = np.stack([ring, 10 * ring, np.ones_like(ring)])[None]
+    means = ring_means(patch, (0.0, 2.0, 4.0, 6.0))
+    assert means.shape == (1, 3, 3) and means.dtype == np.float32
+    assert np.allclose(means[0], [[0, 1, 2], [0, 10, 20], [1, 1, 1]])
+    with pytest.raises(ValueError, match="without pixels"):
+        ring_means(patch, (0.0, 0.1, 4.0))
+
+
+def test_a_context_with_rings_adds_each_ring_s_quantiles_after_the_middle_s_per_channel():
+    patches = _patches()
+    edges = (0.0, 2.0, 4.0)
+    rings = ring_means(patches, edges)
+    context = frame_context(SQUARE.middle(patches), QUANTILES, rings)
+    q = len(QUANTILES)
+    assert context.shape == (3 * q * 3,)
+    per_channel = context.reshape(3, 3, q)
+    assert np.allclose(
+        per_channel[:, 0], frame_context(SQUARE.middle(patches), QUANTILES).reshape(3, q)
+    )
+    for c in range(3):
+        for r in range(2):
+            assert np.allclose(
+                per_channel[c, 1 + r], np.quantile(rings[:, c, r], QUANTILES), atol=1e-6
+            )
+    # channel by channel, as the training's light changes move it: brighter frame, brighter rings
+    brighter = frame_context(
+        SQUARE.middle(1.3 * patches), QUANTILES, ring_means(1.3 * patches, edges)
+    )
+    assert np.allclose(brighter, 1.3 * context, atol=1e-5)
+    assert not frame_context(np.zeros((0, 3, 8, 8)), QUANTILES, np.zeros((0, 3, 2))).any()
+
+
+def test_a_model_file_with_context_rings_reads_them_and_refuses_them_on_other_patches(tmp_path):
+    source = model_for("gobblet")
+    meta = {**source.meta, "format": 4, "context_rings": [0, 2, 4]}
+    (tmp_path / "m.onnx").write_bytes(source.onnx)
+    (tmp_path / "m.json").write_text(json.dumps(meta), encoding="utf-8")
+    model = CellModel.load(tmp_path / "m.json")
+    assert model.context_rings == (0.0, 2.0, 4.0)
+    patches = np.random.default_rng(1).random((6, *source_shape(source)), dtype=np.float32)
+    expected = frame_context(
+        source.spec.middle(patches), source.context, ring_means(patches, (0, 2, 4))
+    )
+    assert np.allclose(model.frame_context(patches), expected)
+    meta["patch"] = {**meta["patch"], "kind": "polar"}
+    (tmp_path / "m.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ModelError, match="square patches"):
+        CellModel.load(tmp_path / "m.json")
+
+
+def source_shape(model: CellModel) -> tuple[int, int, int]:
+    """A patch's shape for ``model``."""
+    return (model.spec.channels, model.spec.px, model.spec.px)
 
 
 def _frame_patches(game: str) -> tuple[np.ndarray, object]:

@@ -119,18 +119,19 @@ def test_a_hand_scene_gives_foreign_patches():
 
 
 @pytest.mark.parametrize(
-    ("context", "full", "threads", "standardise", "separable", "precision"),
+    ("context", "rings", "full", "threads", "standardise", "separable", "precision"),
     [
-        ((), 1, 1, False, False, "float32"),
-        ((0.1, 0.5, 0.9), 1, 1, False, False, "float32"),
-        ((), 2, 2, False, False, "float32"),
-        ((), 1, 1, True, False, "float32"),
-        ((), 1, 1, False, True, "float32"),
-        ((0.1, 0.5, 0.9), 1, 2, False, False, "bf16"),
+        ((), (), 1, 1, False, False, "float32"),
+        ((0.1, 0.5, 0.9), (), 1, 1, False, False, "float32"),
+        ((0.1, 0.5, 0.9), (0.0, 3.0, 6.0, 8.0), 1, 1, False, False, "float32"),
+        ((), (), 2, 2, False, False, "float32"),
+        ((), (), 1, 1, True, False, "float32"),
+        ((), (), 1, 1, False, True, "float32"),
+        ((0.1, 0.5, 0.9), (), 1, 2, False, False, "bf16"),
     ],
 )
 def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
-    tmp_path, context, full, threads, standardise, separable, precision
+    tmp_path, context, rings, full, threads, standardise, separable, precision
 ):
     torch = pytest.importorskip("torch")
     from vision.train.fit import export, fit, predict
@@ -139,13 +140,14 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
         **recipes()["blokus"],
         "games": ["blokus"],
         "context": list(context),
+        "context_rings": list(rings),
         "full": full,
         "standardise": standardise,
         "separable": separable,
         "precision": precision,
     }
     data = build(recipe, range(3), seed=5, domain=Domain.NOMINAL, workers=1)
-    assert data.context.shape == (len(data.y), 3 * len(context))
+    assert data.context.shape == (len(data.y), 3 * len(context) * max(1, len(rings)))
     fitted = fit(recipe, data, seed=5, epochs=1, threads=threads)
     assert torch.get_num_threads() == threads
     # ``full`` convolutions see the patch at its full resolution, before the first pooling
@@ -164,7 +166,11 @@ def test_a_tiny_fit_exports_a_model_cv2_runs_like_torch(
     path = export(fitted, recipe, "tiny", tmp_path, {"seed": 5})
     model = CellModel.load(path)
     assert model.classes == tuple(recipe["classes"])
-    assert model.context == context
+    assert model.context == context and model.context_rings == rings
+    # the reader works the context out of a frame's patches as the training set did
+    scene = data.scene == data.scene[0]
+    frame = data.x[scene].astype(np.float32)
+    assert np.allclose(model.frame_context(frame), data.context[scene][0], atol=2e-3)
     ours = model.predict_proba(data.x[:50].astype(np.float32), None, data.context[:50])
     theirs = predict(fitted.net, data.x[:50], data.context[:50])
     assert np.allclose(ours, theirs, atol=1e-4)
@@ -242,6 +248,13 @@ def test_every_patch_of_a_scene_carries_that_scene_s_frame_context():
         expected = frame_context(middles, (0.25, 0.5, 0.75))
         assert np.allclose(data.context[rows], expected[None, :], atol=2e-3)
     assert not np.allclose(data.context[data.scene == 0][0], data.context[data.scene == 1][0])
+
+
+def test_context_rings_are_refused_for_patches_that_are_not_square():
+    recipe = {**recipes()["blokus"], "context": [0.5], "context_rings": [0, 2, 4]}
+    recipe["patch"] = {**recipe["patch"], "kind": "polar"}
+    with pytest.raises(ValueError, match="square patches"):
+        build(recipe, range(1), seed=5, domain=Domain.NOMINAL, workers=1)
 
 
 def test_a_scene_whose_board_is_not_found_gives_no_patches():

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry import load_geometry
 from ..locate import BoardLocator, BoardNotFound
-from ..model import FOREIGN, frame_context
+from ..model import FOREIGN, context_size, frame_context, ring_means
 from ..placement import rigid
 from ..sampling import PatchSampler, PatchSpec
 from ..synth import Domain, Scene, random_position, render_scene
@@ -123,6 +123,9 @@ def labelled_patches(
     classes = list(recipe["classes"])
     sampler = PatchSampler(geometry, spec)
     quantiles = tuple(recipe.get("context", ()))
+    rings = tuple(recipe.get("context_rings", ()))
+    if rings and spec.kind != "square":
+        raise ValueError(f"context rings need square patches, not {spec.kind}")
     try:
         pose = BoardLocator([geometry]).locate(scene.image, 0.0)
         if JITTER[0] > 0:
@@ -136,7 +139,7 @@ def labelled_patches(
         return Patches(
             np.zeros((0, spec.channels, spec.px, spec.px), np.float16),
             *[np.zeros(0, int)] * 3,
-            np.zeros((0, spec.channels * len(quantiles)), np.float16),
+            np.zeros((0, context_size(spec.channels, quantiles, rings)), np.float16),
             np.zeros(0, int),
         )
     read = reader_class(recipe["reader"])
@@ -145,7 +148,10 @@ def labelled_patches(
     )
     hidden = np.array([t.cell in scene.hidden for t in sampler.targets], dtype=bool)
     y = np.where(hidden, classes.index(FOREIGN), under)
-    context = frame_context(spec.middle(x), quantiles) if quantiles else np.zeros(0)
+    if quantiles:
+        context = frame_context(spec.middle(x), quantiles, ring_means(x, rings) if rings else None)
+    else:
+        context = np.zeros(0)
     cell_index = {c.name: i for i, c in enumerate(geometry.cells)}
     return Patches(
         x.astype(np.float16),

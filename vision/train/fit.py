@@ -24,7 +24,7 @@ import numpy as np
 
 from ..adapt import Adaptation
 from ..decode import WRONG_COST
-from ..model import FORMAT, INPUTS, OUTPUTS, CellModel
+from ..model import FORMAT, INPUTS, OUTPUTS, CellModel, context_size
 from .adapt import fit_adaptation
 from .change import fit_change
 from .dataset import VALIDATION_START, Patches, build
@@ -435,7 +435,9 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
     classes = recipe["classes"]
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
-    context = channels * len(recipe.get("context", ()))
+    context = context_size(
+        channels, tuple(recipe.get("context", ())), tuple(recipe.get("context_rings", ()))
+    )
     width, full = int(recipe.get("width", 16)), int(recipe.get("full", 1))
     standardise = bool(recipe.get("standardise", False))
     separable = bool(recipe.get("separable", False))
@@ -494,10 +496,11 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
     spec = recipe["patch"]
     channels = 3 * len(spec["heights_mm"])
     quantiles = list(recipe.get("context", ()))
+    rings = list(recipe.get("context_rings", ()))
     net = fitted.net.eval()
     dummy = [torch.zeros(1, channels, spec["px"], spec["px"])]
     if quantiles:
-        dummy.append(torch.zeros(1, channels * len(quantiles), 1, 1))
+        dummy.append(torch.zeros(1, context_size(channels, tuple(quantiles), tuple(rings)), 1, 1))
     inputs = list(INPUTS[: len(dummy)])
     buf = io.BytesIO()
     torch.onnx.export(
@@ -518,6 +521,7 @@ def export(fitted: Fitted, recipe: dict[str, Any], name: str, out: Path, info: d
         "classes": recipe["classes"],
         "patch": spec,
         **({"context": quantiles} if quantiles else {}),
+        **({"context_rings": rings} if quantiles and rings else {}),
         "foreign_threshold": 1.0,
         "hide_threshold": 1.0,
         "change_threshold": info.get("change_threshold"),
