@@ -30,7 +30,17 @@ def cmd_train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .fit import refit_adaptation, refit_change, refit_decode, refit_threshold, train
+    from .cache import FitCache
+    from .fit import (
+        fit_libraries,
+        refit_adaptation,
+        refit_change,
+        refit_decode,
+        refit_threshold,
+        train,
+    )
+
+    cache = FitCache(args.cache, fit_libraries()) if args.cache else None
 
     for name in names:
         kind = known[name].get("kind")
@@ -58,6 +68,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             epochs=args.epochs,
             out=Path(args.out),
             workers=args.workers,
+            cache=cache,
         )
     return 0
 
@@ -91,6 +102,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="processes rendering scenes and threads fitting the network (default: all cores)",
     )
     p.add_argument("--out", default=str(MODELS_DIR), help="folder of the model files")
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="keep the renders, network and change test of a whole fit in DIR, so that the same "
+        "command run again after a stop goes on where it stopped (vision.train.cache)",
+    )
     p.add_argument(
         "--threshold-only",
         action="store_true",

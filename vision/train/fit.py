@@ -26,6 +26,7 @@ from ..adapt import Adaptation
 from ..decode import WRONG_COST
 from ..model import FORMAT, INPUTS, OUTPUTS, CellModel, context_size
 from .adapt import fit_adaptation
+from .cache import FitCache
 from .change import fit_change
 from .dataset import VALIDATION_START, Patches, build
 from .decode import fit_margins, judge_games
@@ -434,14 +435,7 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
     gen = torch.Generator().manual_seed(seed)
     classes = recipe["classes"]
     spec = recipe["patch"]
-    channels = 3 * len(spec["heights_mm"])
-    context = context_size(
-        channels, tuple(recipe.get("context", ())), tuple(recipe.get("context_rings", ()))
-    )
-    width, full = int(recipe.get("width", 16)), int(recipe.get("full", 1))
-    standardise = bool(recipe.get("standardise", False))
-    separable = bool(recipe.get("separable", False))
-    net = network(channels, spec["px"], len(classes), width, context, full, standardise, separable)
+    net = recipe_network(recipe)
     bf16 = _precision(recipe) == "bf16"
     if bf16:  # bfloat16 products on channels-last tensors: 2.4 times the steps a second here
         net = net.to(memory_format=torch.channels_last)
@@ -478,6 +472,20 @@ def fit(recipe: dict[str, Any], train: Patches, seed: int, epochs: int, threads:
     if bf16:  # the weights stay float32; exported and read in the usual layout
         net = net.to(memory_format=torch.contiguous_format)
     return Fitted(net, round(time.perf_counter() - start, 1))
+
+
+def recipe_network(recipe: dict[str, Any]):
+    """The recipe's :func:`network`, before its fit."""
+    spec = recipe["patch"]
+    channels = 3 * len(spec["heights_mm"])
+    context = context_size(
+        channels, tuple(recipe.get("context", ())), tuple(recipe.get("context_rings", ()))
+    )
+    width, full = int(recipe.get("width", 16)), int(recipe.get("full", 1))
+    standardise = bool(recipe.get("standardise", False))
+    separable = bool(recipe.get("separable", False))
+    classes = len(recipe["classes"])
+    return network(channels, spec["px"], classes, width, context, full, standardise, separable)
 
 
 def _precision(recipe: dict[str, Any]) -> str:
@@ -543,11 +551,12 @@ def fit_environment(threads: int) -> dict[str, Any]:
     """What a fit's numbers depend on beyond its recipe and seed: the threads it ran on, the
     versions of the libraries that render and fit (``vision/train/constraints.txt`` pins them)
     and the processor (PyTorch picks its kernels, and so its rounding, by instruction set)."""
-    return {
-        "fit_threads": threads,
-        "libraries": {name: _installed(name) for name in FIT_LIBRARIES},
-        "processor": processor(),
-    }
+    return {"fit_threads": threads, "libraries": fit_libraries(), "processor": processor()}
+
+
+def fit_libraries() -> dict[str, str | None]:
+    """The installed versions of the libraries that render and fit (None: not installed)."""
+    return {name: _installed(name) for name in FIT_LIBRARIES}
 
 
 def processor() -> dict[str, str | None]:
@@ -589,21 +598,29 @@ def train(
     epochs: int | None = None,
     out: Path,
     workers: int | None = None,
+    cache: FitCache | None = None,
 ) -> Path:
-    """Render, fit and export one model; return its JSON's path."""
+    """Render, fit and export one model; return its JSON's path. With a ``cache``, the renders,
+    the network and the change test are read from it where it has them and stored in it as
+    they are done: the same file as without, a stopped fit going on where it stopped."""
     n = int(scenes or recipe["scenes"])
     indices = validation_indices(recipe, n)
-    start = time.perf_counter()
     print(f"{name}: rendering {n} + {len(indices)} scenes", flush=True)
-    data = build(recipe, range(n), seed, workers=workers)
-    valid = build(recipe, indices, seed, workers=workers)
-    render_s = time.perf_counter() - start
+    data, data_s = _render(recipe, range(n), seed, workers, cache)
+    valid, valid_s = _render(recipe, indices, seed, workers, cache)
+    render_s = data_s + valid_s
     print(f"{name}: {len(data.y)} patches, {len(valid.y)} to validate ({render_s:.0f} s)")
     # the renders are done: the fit may have the cores they had
     threads = workers or os.cpu_count() or 1
     epochs = int(epochs or recipe["epochs"])
-    fitted = fit(recipe, data, seed, epochs, threads)
-    change = fit_change(recipe, max(1, n // 4), seed, workers)
+    fitted = _fit_network(recipe, data, seed, epochs, threads, cache)
+    pairs = max(1, n // 4)
+    key = cache.key("change", recipe, seed, pairs=pairs) if cache else ""
+    change = cache.load_json(key) if cache else None
+    if change is None:
+        change = fit_change(recipe, pairs, seed, workers)
+        if cache:
+            cache.store_json(key, change)
     print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
         "seed": seed,
@@ -621,6 +638,44 @@ def train(
     fit_reading(path, valid)
     refit_adaptation(name, recipe, out, seed, workers)
     return refit_decode(name, recipe, out, seed, workers)
+
+
+def _render(
+    recipe: dict[str, Any], scenes: range, seed: int, workers: int | None, cache: FitCache | None
+) -> tuple[Patches, float]:
+    """The patches of ``scenes`` and the seconds their renders took (those of a cache's
+    entries when they were rendered)."""
+    if cache is not None:
+        return cache.build(recipe, scenes, seed, workers)
+    start = time.perf_counter()
+    data = build(recipe, scenes, seed, workers=workers)
+    return data, time.perf_counter() - start
+
+
+def _fit_network(
+    recipe: dict[str, Any],
+    data: Patches,
+    seed: int,
+    epochs: int,
+    threads: int,
+    cache: FitCache | None,
+) -> Fitted:
+    """:func:`fit`, or the network a ``cache`` kept of the same fit."""
+    if cache is None:
+        return fit(recipe, data, seed, epochs, threads)
+    torch = _torch()
+    key = cache.key("network", recipe, seed, patches=len(data.y), epochs=epochs, threads=threads)
+    path = cache.path(key, ".pt")
+    if path.exists():
+        kept = torch.load(path, weights_only=True)
+        net = recipe_network(recipe)
+        net.load_state_dict(kept["state"])
+        print(f"  the network of {path}", flush=True)
+        return Fitted(net, float(kept["fit_seconds"]))
+    fitted = fit(recipe, data, seed, epochs, threads)
+    state = {"state": fitted.net.state_dict(), "fit_seconds": fitted.fit_seconds}
+    cache.store(key, ".pt", lambda f: torch.save(state, f))
+    return fitted
 
 
 def refit_threshold(
