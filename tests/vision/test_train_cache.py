@@ -91,7 +91,10 @@ def test_a_cached_network_is_the_network_its_fit_gave(tmp_path):
         predict(fitted.net, data.x, data.context),
     )
     assert np.array_equal(ours, theirs)
-    # another number of epochs is another fit
+    # another number of epochs is another fit, and so are other patches
     _fit_network(recipe, data, 5, 2, 1, cache)
     assert len(list(tmp_path.glob("network-*.pt"))) == 2
+    fewer = Patches(*(getattr(data, f)[:-1] for f in Patches.__dataclass_fields__))
+    _fit_network(recipe, fewer, 5, 1, 1, cache)
+    assert len(list(tmp_path.glob("network-*.pt"))) == 3
     assert torch.get_num_threads() == 1

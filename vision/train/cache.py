@@ -3,7 +3,7 @@
 rendered patches, a chunk of scenes at a time, and the fitted network.
 
 Each entry is named by a digest of everything it depends on: the recipe, the seed, what it is
-(which scenes; the epochs and threads of a network), the code and board files that render and
+(which scenes; a network's patches, epochs and threads), the code and board files that render and
 cut the scenes, the two fitted models the locator reads while cutting them and the training
 libraries' versions. Any change to one of them names another entry, which is computed afresh;
 an entry is never read for other inputs than its own. Entries are written whole (a temporary

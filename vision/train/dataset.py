@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import import_module
@@ -49,6 +50,15 @@ class Patches:
             np.concatenate([p.context for p in parts]),
             np.concatenate([p.cell for p in parts]),
         )
+
+    def digest(self) -> str:
+        """A digest of every field's values (what a network fitted on them depends on)."""
+        h = hashlib.sha256()
+        for name in self.__dataclass_fields__:
+            values = np.ascontiguousarray(getattr(self, name))
+            h.update(f"{name} {values.dtype} {values.shape}".encode())
+            h.update(values.data)
+        return h.hexdigest()
 
     def scenes(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct scenes and, for each patch, its scene's index among them."""

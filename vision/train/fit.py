@@ -664,7 +664,7 @@ def _fit_network(
     if cache is None:
         return fit(recipe, data, seed, epochs, threads)
     torch = _torch()
-    key = cache.key("network", recipe, seed, patches=len(data.y), epochs=epochs, threads=threads)
+    key = cache.key("network", recipe, seed, data=data.digest(), epochs=epochs, threads=threads)
     path = cache.path(key, ".pt")
     if path.exists():
         kept = torch.load(path, weights_only=True)
