@@ -98,3 +98,16 @@ def test_a_cached_network_is_the_network_its_fit_gave(tmp_path):
     _fit_network(recipe, fewer, 5, 1, 1, cache)
     assert len(list(tmp_path.glob("network-*.pt"))) == 3
     assert torch.get_num_threads() == 1
+
+
+def test_a_cached_change_test_is_read_back_as_it_was_fitted(tmp_path):
+    from vision.train.fit import _change_test
+
+    recipe = _recipe()
+    cache = FitCache(tmp_path, LIBRARIES)
+    fitted = _change_test(recipe, 2, 3, 1, cache)
+    (entry,) = tmp_path.glob("change-*.json")
+    stamp = entry.stat().st_mtime_ns
+    assert _change_test(recipe, 2, 3, 1, cache) == fitted
+    assert entry.stat().st_mtime_ns == stamp
+    assert _change_test(recipe, 2, 3, 1, None) == fitted  # what the cache keeps is the fit's

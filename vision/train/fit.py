@@ -602,7 +602,8 @@ def train(
 ) -> Path:
     """Render, fit and export one model; return its JSON's path. With a ``cache``, the renders,
     the network and the change test are read from it where it has them and stored in it as
-    they are done: the same file as without, a stopped fit going on where it stopped."""
+    they are done: the same renders and network as without, a stopped fit going on where it
+    stopped."""
     n = int(scenes or recipe["scenes"])
     indices = validation_indices(recipe, n)
     print(f"{name}: rendering {n} + {len(indices)} scenes", flush=True)
@@ -614,13 +615,7 @@ def train(
     threads = workers or os.cpu_count() or 1
     epochs = int(epochs or recipe["epochs"])
     fitted = _fit_network(recipe, data, seed, epochs, threads, cache)
-    pairs = max(1, n // 4)
-    key = cache.key("change", recipe, seed, pairs=pairs) if cache else ""
-    change = cache.load_json(key) if cache else None
-    if change is None:
-        change = fit_change(recipe, pairs, seed, workers)
-        if cache:
-            cache.store_json(key, change)
+    change = _change_test(recipe, max(1, n // 4), seed, workers, cache)
     print(f"{name}: {json.dumps(change)}", flush=True)
     info = {
         "seed": seed,
@@ -676,6 +671,20 @@ def _fit_network(
     state = {"state": fitted.net.state_dict(), "fit_seconds": fitted.fit_seconds}
     cache.store(key, ".pt", lambda f: torch.save(state, f))
     return fitted
+
+
+def _change_test(
+    recipe: dict[str, Any], pairs: int, seed: int, workers: int | None, cache: FitCache | None
+) -> dict[str, float]:
+    """:func:`~vision.train.change.fit_change` on ``pairs``, or what a ``cache`` kept of it."""
+    if cache is None:
+        return fit_change(recipe, pairs, seed, workers)
+    key = cache.key("change", recipe, seed, pairs=pairs)
+    change = cache.load_json(key)
+    if change is None:
+        change = fit_change(recipe, pairs, seed, workers)
+        cache.store_json(key, change)
+    return change
 
 
 def refit_threshold(
